@@ -1,0 +1,58 @@
+"""What pack authors import: tools, effects, agents, flows and packs.
+
+from kindgi import Effect, ToolContext, tool
+
+@tool(id="my-pack.lookup-order", version="0.1.0", mutating=False,
+      effects=[Effect.reads("external:orders")])
+def lookup_order(ref: OrderRef, ctx: ToolContext) -> Order: ...
+"""
+
+from kindgi.agents import AgentDefinition, AgentParameter, GateOverride, ToolRef, define_agent
+from kindgi.effects import MUTATING_EFFECT_KINDS, Effect, EffectKind
+from kindgi.errors import DefinitionError, DefinitionErrors, KindgiError, ToolError
+from kindgi.flows import (
+    FlowDefinition,
+    FlowNode,
+    agent_step,
+    define_flow,
+    from_input,
+    from_node,
+    tool_step,
+)
+from kindgi.packs import Pack, define_pack
+from kindgi.registry import Registry, build_registry, load_registry
+from kindgi.schema import CamelModel
+from kindgi.tools import Execution, ToolContext, ToolDefinition, ToolOrigin, tool
+
+__all__ = [
+    "MUTATING_EFFECT_KINDS",
+    "AgentDefinition",
+    "AgentParameter",
+    "CamelModel",
+    "DefinitionError",
+    "DefinitionErrors",
+    "Effect",
+    "EffectKind",
+    "Execution",
+    "FlowDefinition",
+    "FlowNode",
+    "GateOverride",
+    "KindgiError",
+    "Pack",
+    "Registry",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolError",
+    "ToolOrigin",
+    "ToolRef",
+    "agent_step",
+    "build_registry",
+    "define_agent",
+    "define_flow",
+    "define_pack",
+    "from_input",
+    "from_node",
+    "load_registry",
+    "tool",
+    "tool_step",
+]

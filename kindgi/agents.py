@@ -1,0 +1,261 @@
+"""Agents: instructions, a model, the tools they may call and the gates in front of those tools."""
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from kindgi.errors import DefinitionError
+from kindgi.naming import check_definition_id, check_semver
+from kindgi.tools import ToolDefinition
+
+USER_MESSAGE = "userMessage"
+_PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+class GateOverride(StrEnum):
+    """What an agent says about one of its tools, in code or in the admin."""
+
+    ALWAYS_ASK = "always_ask"
+    NEVER_ASK = "never_ask"
+
+
+GATE_OVERRIDE_TEXT = ", ".join(gate.value for gate in GateOverride)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolRef:
+    """An agent's reference to a tool; a missing version means the newest one loaded."""
+
+    id: str
+    version: str | None = None
+
+    @classmethod
+    def from_value(cls, value: Any, *, what: str) -> "ToolRef":
+        if isinstance(value, ToolRef):
+            return value
+        if isinstance(value, ToolDefinition):
+            return cls(id=value.id, version=value.version)
+        if isinstance(value, str):
+            tool_id, _, version = value.partition("@")
+            return cls(id=tool_id, version=version or None)
+        if isinstance(value, Mapping) and "id" in value and set(value) <= {"id", "version"}:
+            return cls(id=value["id"], version=value.get("version"))
+        raise DefinitionError(
+            f"{what}: {value!r} is not a tool reference "
+            "(use a tool, 'pack.tool', 'pack.tool@1.2.3' or {'id': …, 'version': …})"
+        )
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"id": self.id, "version": self.version}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentParameter:
+    """A value the caller passes to an agent turn beside ``userMessage``."""
+
+    name: str
+    schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "string"})
+    required: bool = False
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "schema": dict(self.schema),
+            "required": self.required,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentDefinition:
+    """An agent as its pack declares it. Make one with ``define_agent``."""
+
+    id: str
+    version: str
+    name: str
+    description: str
+    instructions: str
+    model: str
+    tools: tuple[ToolRef, ...]
+    guardrails: tuple[Callable[..., Any], ...] = ()
+    parameters: tuple[AgentParameter, ...] = ()
+    capabilities: tuple[Mapping[str, Any], ...] = ()
+    parallel_tool_calls: bool = True
+    # None: the agent has no `hitl.tools`, so no tool gates of its own.
+    gate_overrides: Mapping[str, GateOverride] | None = None
+
+    @property
+    def gates_enabled(self) -> bool:
+        """Whether ``conversation_policy.hitl.tools`` is present (even with no overrides)."""
+        return self.gate_overrides is not None
+
+    @property
+    def label(self) -> str:
+        return f"agent {self.id}@{self.version}"
+
+    @property
+    def guardrail_names(self) -> list[str]:
+        return [f"{g.__module__}.{getattr(g, '__qualname__', repr(g))}" for g in self.guardrails]
+
+    @property
+    def conversation_policy(self) -> dict[str, Any]:
+        if self.gate_overrides is None:
+            return {}
+        overrides = {tool_id: gate.value for tool_id, gate in self.gate_overrides.items()}
+        return {"hitl": {"tools": {"overrides": overrides}}}
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of an agent turn's input: ``userMessage`` plus the declared parameters."""
+        properties: dict[str, Any] = {USER_MESSAGE: {"type": "string", "minLength": 1}}
+        required = [USER_MESSAGE]
+        for parameter in self.parameters:
+            schema = dict(parameter.schema)
+            if parameter.description:
+                schema.setdefault("description", parameter.description)
+            properties[parameter.name] = schema
+            if parameter.required:
+                required.append(parameter.name)
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+
+
+def define_agent(
+    *,
+    id: str,
+    version: str,
+    name: str,
+    instructions: str,
+    description: str = "",
+    tools: Iterable[Any] = (),
+    guardrails: Iterable[Callable[..., Any]] = (),
+    parameters: Iterable[AgentParameter] = (),
+    capabilities: Iterable[Mapping[str, Any]] = (),
+    model: str = "scripted",
+    parallel_tool_calls: bool = True,
+    conversation_policy: Mapping[str, Any] | None = None,
+) -> AgentDefinition:
+    """Declare an agent.
+
+    ``conversation_policy={"hitl": {"tools": {"overrides": {"acme-ops.post-update": "always_ask"}}}}``
+    turns tool gates on; ``{"hitl": {"tools": {}}}`` turns them on with no overrides.
+    """
+    what = f"agent {id!r}"
+    check_definition_id(id, what=what)
+    check_semver(version, what=what)
+    what = f"agent {id}@{version}"
+    for field_name, text in (("name", name), ("instructions", instructions)):
+        if not isinstance(text, str) or not text.strip():
+            raise DefinitionError(f"{what}: {field_name} must be a non-empty string")
+    if not isinstance(description, str):
+        raise DefinitionError(f"{what}: description must be a string")
+    if not isinstance(model, str) or not model.strip():
+        raise DefinitionError(f"{what}: model must be a non-empty model string such as 'scripted'")
+    if not isinstance(parallel_tool_calls, bool):
+        raise DefinitionError(f"{what}: parallel_tool_calls must be True or False")
+
+    tool_refs = tuple(
+        ToolRef.from_value(value, what=f"{what}: tools[{index}]") for index, value in enumerate(tools)
+    )
+    for index, ref in enumerate(tool_refs):
+        check_definition_id(ref.id, what=f"{what}: tools[{index}]")
+        if ref.version is not None:
+            check_semver(ref.version, what=f"{what}: tools[{index}]")
+    seen: set[str] = set()
+    for index, ref in enumerate(tool_refs):
+        if ref.id in seen:
+            raise DefinitionError(f"{what}: tools[{index}]: tool {ref.id!r} is listed twice")
+        seen.add(ref.id)
+
+    guardrail_list = tuple(guardrails)
+    for index, guardrail in enumerate(guardrail_list):
+        if not callable(guardrail):
+            raise DefinitionError(f"{what}: guardrails[{index}]: {guardrail!r} is not callable")
+
+    parameter_list = tuple(parameters)
+    names: set[str] = set()
+    for index, parameter in enumerate(parameter_list):
+        where = f"{what}: parameters[{index}]"
+        if not isinstance(parameter, AgentParameter):
+            raise DefinitionError(f"{where}: must be an AgentParameter, not {parameter!r}")
+        if not _PARAMETER_NAME.match(parameter.name) or parameter.name == USER_MESSAGE:
+            raise DefinitionError(
+                f"{where}: name {parameter.name!r} must be an identifier other than {USER_MESSAGE!r}"
+            )
+        if parameter.name in names:
+            raise DefinitionError(f"{where}: parameter {parameter.name!r} is declared twice")
+        names.add(parameter.name)
+
+    capability_list = tuple(capabilities)
+    for index, capability in enumerate(capability_list):
+        if not isinstance(capability, Mapping):
+            raise DefinitionError(f"{what}: capabilities[{index}]: must be a mapping")
+
+    return AgentDefinition(
+        id=id,
+        version=version,
+        name=name.strip(),
+        description=description.strip(),
+        instructions=instructions.strip(),
+        model=model.strip(),
+        tools=tool_refs,
+        guardrails=guardrail_list,
+        parameters=parameter_list,
+        capabilities=capability_list,
+        parallel_tool_calls=parallel_tool_calls,
+        gate_overrides=_parse_conversation_policy(conversation_policy, tool_refs, what=what),
+    )
+
+
+def _parse_conversation_policy(
+    policy: Mapping[str, Any] | None, tool_refs: tuple[ToolRef, ...], *, what: str
+) -> dict[str, GateOverride] | None:
+    if policy is None:
+        return None
+    where = f"{what}: conversation_policy"
+    hitl = _mapping_with_keys(policy, {"hitl"}, where=where).get("hitl")
+    if hitl is None:
+        return None
+    where += ".hitl"
+    hitl_tools = _mapping_with_keys(hitl, {"tools"}, where=where).get("tools")
+    if hitl_tools is None:
+        return None
+    where += ".tools"
+    raw_overrides = _mapping_with_keys(hitl_tools, {"overrides"}, where=where).get("overrides", {})
+    where += ".overrides"
+    raw_overrides = _mapping_with_keys(raw_overrides, None, where=where)
+    own_tools = {ref.id for ref in tool_refs}
+    overrides: dict[str, GateOverride] = {}
+    for tool_id, value in raw_overrides.items():
+        if tool_id not in own_tools:
+            raise DefinitionError(
+                f"{where}[{tool_id!r}]: the agent has no tool {tool_id!r} "
+                f"(its tools: {', '.join(sorted(own_tools)) or 'none'})"
+            )
+        try:
+            overrides[tool_id] = GateOverride(value)
+        except ValueError:
+            raise DefinitionError(
+                f"{where}[{tool_id!r}]: {value!r} is not one of: {GATE_OVERRIDE_TEXT}"
+            ) from None
+    return overrides
+
+
+def _mapping_with_keys(value: Any, allowed: set[str] | None, *, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise DefinitionError(f"{where}: must be a mapping, not {value!r}")
+    if allowed is not None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise DefinitionError(
+                f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
+                f"(allowed: {', '.join(sorted(allowed))})"
+            )
+    return value

@@ -1,0 +1,37 @@
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the development admin user and print its login once. "
+        "Does nothing if it exists; refuses to run with KINDGI_DEBUG off."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="admin")
+
+    def handle(self, *args, username: str, **options):
+        if not settings.DEBUG:
+            raise CommandError(
+                "create_dev_admin is for development only; with KINDGI_DEBUG off, "
+                "create users with `manage.py createsuperuser`."
+            )
+        users = get_user_model()
+        if users.objects.filter(username=username).exists():
+            self.stdout.write(
+                f"Development admin {username!r} already exists (its password was printed when "
+                f"it was created; `manage.py changepassword {username}` sets a new one)."
+            )
+            return
+        password = secrets.token_urlsafe(12)
+        users.objects.create_superuser(username=username, email="", password=password)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created the development admin. Sign in at /admin/ as {username!r} "
+                f"with password {password!r} (shown only this once)."
+            )
+        )

@@ -1,0 +1,1 @@
+"""Sample packs used by the docs, the tests and `make run`."""

@@ -1,0 +1,1 @@
+"""A module in KINDGI_PACKS that forgot to define `pack`."""

@@ -1,0 +1,206 @@
+"""The catalog in the admin: definitions are code and read-only; gate overrides are the admin's."""
+
+import json
+
+from django import forms
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+
+from tools.models import Agent, AgentGateOverride, Flow, Tool
+
+
+def _pretty_json(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class DefinitionAdmin(admin.ModelAdmin):
+    """Definitions come from the packs' code: viewable, never added, edited or deleted here."""
+
+    list_filter = ["pack", ("retired_at", admin.EmptyFieldListFilter)]
+    search_fields = ["key", "description"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(boolean=True, description="in service", ordering="retired_at")
+    def in_service(self, obj) -> bool:
+        return obj.retired_at is None
+
+
+@admin.register(Tool)
+class ToolAdmin(DefinitionAdmin):
+    list_display = [
+        "key",
+        "version",
+        "pack",
+        "is_read_only",
+        "mutating",
+        "effects_plain",
+        "in_service",
+    ]
+    list_filter = [*DefinitionAdmin.list_filter, "is_read_only", "mutating"]
+    fields = [
+        "key",
+        "version",
+        "pack",
+        "description",
+        "is_read_only",
+        "mutating",
+        "effects_plain",
+        "result_is_outside_data",
+        "idempotent",
+        "may_wait",
+        "execution",
+        "origin",
+        "input_schema_pretty",
+        "output_schema_pretty",
+        "retired_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="effects")
+    def effects_plain(self, obj: Tool) -> str:
+        return obj.effects_text
+
+    @admin.display(description="input schema")
+    def input_schema_pretty(self, obj: Tool) -> str:
+        return _pretty_json(obj.input_schema)
+
+    @admin.display(description="output schema")
+    def output_schema_pretty(self, obj: Tool) -> str:
+        return _pretty_json(obj.output_schema)
+
+
+class AgentGateOverrideForm(forms.ModelForm):
+    class Meta:
+        model = AgentGateOverride
+        fields = ["tool_key", "gate"]
+
+
+class AgentGateOverrideInline(admin.TabularInline):
+    model = AgentGateOverride
+    form = AgentGateOverrideForm
+    extra = 0
+    verbose_name = "gate override (beats the agent's code)"
+    verbose_name_plural = "gate overrides set by an admin (they beat the agent's code)"
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        tool_keys = obj.tool_keys if obj is not None else []
+        # Offer only the agent's own tools, so an override can't name one it doesn't have.
+        formset.form.base_fields["tool_key"] = forms.ChoiceField(
+            label="tool", choices=[("", "---------")] + [(key, key) for key in tool_keys]
+        )
+        return formset
+
+    def has_add_permission(self, request, obj=None):
+        return (
+            obj is not None
+            and obj.retired_at is None
+            and request.user.has_perm("tools.add_agentgateoverride")
+        )
+
+
+@admin.register(Agent)
+class AgentAdmin(DefinitionAdmin):
+    list_display = ["key", "version", "name", "pack", "model", "gates_enabled", "in_service"]
+    list_filter = [*DefinitionAdmin.list_filter, "gates_enabled"]
+    inlines = [AgentGateOverrideInline]
+    fields = [
+        "key",
+        "version",
+        "pack",
+        "name",
+        "description",
+        "instructions",
+        "model",
+        "tools_plain",
+        "gates_enabled",
+        "code_overrides_plain",
+        "effective_overrides_plain",
+        "parallel_tool_calls",
+        "guardrails",
+        "parameters",
+        "capabilities",
+        "input_schema_pretty",
+        "retired_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def has_change_permission(self, request, obj=None):
+        # The agent's own fields stay read-only; the permission lets the overrides inline save.
+        return request.user.has_perm("tools.change_agent")
+
+    def save_formset(self, request, form, formset, change):
+        overrides = formset.save(commit=False)
+        for override in overrides:
+            override.changed_by = request.user
+            override.save()
+        for removed in formset.deleted_objects:
+            removed.delete()
+
+    @admin.display(description="tools")
+    def tools_plain(self, obj: Agent) -> str:
+        return (
+            format_html_join(", ", "{}@{}", ((ref["id"], ref["version"]) for ref in obj.tool_refs)) or "none"
+        )
+
+    @admin.display(description="overrides in code")
+    def code_overrides_plain(self, obj: Agent) -> str:
+        return self._overrides_text(obj.code_overrides)
+
+    @admin.display(description="overrides in effect")
+    def effective_overrides_plain(self, obj: Agent) -> str:
+        return self._overrides_text(obj.effective_overrides())
+
+    @staticmethod
+    def _overrides_text(overrides: dict[str, str]) -> str:
+        return format_html_join(", ", "{}: {}", sorted(overrides.items())) or "none"
+
+    @admin.display(description="input schema")
+    def input_schema_pretty(self, obj: Agent) -> str:
+        return _pretty_json(obj.input_schema)
+
+
+@admin.register(Flow)
+class FlowAdmin(DefinitionAdmin):
+    list_display = ["key", "version", "pack", "steps", "in_service"]
+    fields = [
+        "key",
+        "version",
+        "pack",
+        "description",
+        "input_schema_pretty",
+        "nodes_pretty",
+        "output_pretty",
+        "retired_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="steps")
+    def steps(self, obj: Flow) -> str:
+        return " → ".join(f"{n['id']} ({n['kind']} {n[n['kind']]})" for n in obj.nodes)
+
+    @admin.display(description="input schema")
+    def input_schema_pretty(self, obj: Flow) -> str:
+        return _pretty_json(obj.input_schema)
+
+    @admin.display(description="nodes")
+    def nodes_pretty(self, obj: Flow) -> str:
+        return _pretty_json(obj.nodes)
+
+    @admin.display(description="output mapping")
+    def output_pretty(self, obj: Flow) -> str:
+        return _pretty_json(obj.output)

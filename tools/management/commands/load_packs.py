@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from kindgi import DefinitionErrors
+from tools.loading import do_load_catalog
+from tools.registry import get_registry
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the packs in settings.KINDGI_PACKS into the catalog: create new definitions, "
+        "update changed ones, retire those removed from code. Safe to run again."
+    )
+
+    def handle(self, *args, **options):
+        try:
+            registry = get_registry()
+        except DefinitionErrors as errors:
+            raise CommandError(str(errors)) from None
+        report = do_load_catalog(registry)
+        self.stdout.write(self.style.SUCCESS(f"Catalog loaded: {report}"))

@@ -1,0 +1,141 @@
+"""The catalog, one row per (id, version) of each definition a pack declares.
+
+The definition's id is stored as ``key`` so that it never reads like a foreign
+key's ``_id`` column. Rows are written only by ``tools.loading``; a definition
+that leaves the code is retired, never deleted, because runs keep pointing at it.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from kindgi import GateOverride
+
+
+class Definition(models.Model):
+    key = models.CharField("id", max_length=200, help_text="<pack>.<name>")
+    version = models.CharField(max_length=64)
+    pack = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    retired_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the definition left the packs' code."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["key", "version"]
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.version}"
+
+    @property
+    def is_retired(self) -> bool:
+        return self.retired_at is not None
+
+
+class Tool(Definition):
+    class Execution(models.TextChoices):
+        PARALLEL = "parallel"
+        SEQUENTIAL = "sequential"
+
+    class Origin(models.TextChoices):
+        CODE = "code"
+        MCP = "mcp"
+
+    input_schema = models.JSONField(default=dict)
+    output_schema = models.JSONField(default=dict)
+    mutating = models.BooleanField(default=True)
+    effects = models.JSONField(default=list, help_text='[{"kind": …, "resource": …}]')
+    is_read_only = models.BooleanField(
+        "read-only", default=False, help_text="Computed by kindgi from mutating and effects."
+    )
+    result_is_outside_data = models.BooleanField(default=False)
+    idempotent = models.BooleanField(default=False)
+    may_wait = models.BooleanField(default=False)
+    execution = models.CharField(max_length=16, choices=Execution.choices, default=Execution.PARALLEL)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.CODE)
+
+    class Meta(Definition.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="tools_tool_key_version_unique")
+        ]
+
+    @property
+    def effects_text(self) -> str:
+        """Plain words for reviewers: ``writes external:orders``."""
+        return ", ".join(f"{e['kind']} {e['resource']}" for e in self.effects) or "none declared"
+
+
+class Agent(Definition):
+    name = models.CharField(max_length=200)
+    instructions = models.TextField()
+    model = models.CharField(max_length=200)
+    tool_refs = models.JSONField(default=list, help_text='[{"id": …, "version": …}]')
+    guardrails = models.JSONField(default=list)
+    parameters = models.JSONField(default=list)
+    capabilities = models.JSONField(default=list)
+    parallel_tool_calls = models.BooleanField(default=True)
+    gates_enabled = models.BooleanField(
+        default=False, help_text="The agent declares conversation_policy.hitl.tools."
+    )
+    code_overrides = models.JSONField(default=dict, help_text="Gate overrides declared in code, by tool id.")
+    input_schema = models.JSONField(default=dict)
+
+    class Meta(Definition.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="tools_agent_key_version_unique")
+        ]
+
+    @property
+    def tool_keys(self) -> list[str]:
+        return [ref["id"] for ref in self.tool_refs]
+
+    def effective_overrides(self) -> dict[str, str]:
+        """Gate overrides by tool id: the code's, with the admin's taking precedence."""
+        overrides = dict(self.code_overrides)
+        overrides.update({o.tool_key: o.gate for o in self.admin_overrides.all()})
+        return overrides
+
+
+class AgentGateOverride(models.Model):
+    """An admin's gate for one tool of one agent version; it beats the agent's code."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="admin_overrides")
+    tool_key = models.CharField("tool", max_length=200)
+    gate = models.CharField(max_length=16, choices=[(g.value, g.value) for g in GateOverride])
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tool_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "tool_key"], name="tools_agentgateoverride_one_per_tool")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_key}: {self.gate}"
+
+    def clean(self) -> None:
+        if self.agent_id is not None and self.tool_key not in self.agent.tool_keys:
+            raise ValidationError(
+                {
+                    "tool_key": f"{self.agent} has no tool {self.tool_key!r} "
+                    f"(its tools: {', '.join(self.agent.tool_keys) or 'none'})"
+                }
+            )
+
+
+class Flow(Definition):
+    input_schema = models.JSONField(default=dict)
+    nodes = models.JSONField(default=list)
+    output = models.JSONField(default=dict, help_text="The output mapping.")
+
+    class Meta(Definition.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="tools_flow_key_version_unique")
+        ]

@@ -1,0 +1,25 @@
+from dataclasses import dataclass
+
+from tools.models import Agent, Flow, Tool
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogSummary:
+    tools: int
+    agents: int
+    flows: int
+    packs: list[str]
+
+
+def catalog_summary() -> CatalogSummary:
+    """Counts of the definitions in service (retired ones left out)."""
+    tools = Tool.objects.filter(retired_at__isnull=True)
+    packs = set(tools.values_list("pack", flat=True).distinct())
+    packs |= set(Agent.objects.filter(retired_at__isnull=True).values_list("pack", flat=True))
+    packs |= set(Flow.objects.filter(retired_at__isnull=True).values_list("pack", flat=True))
+    return CatalogSummary(
+        tools=tools.count(),
+        agents=Agent.objects.filter(retired_at__isnull=True).count(),
+        flows=Flow.objects.filter(retired_at__isnull=True).count(),
+        packs=sorted(packs),
+    )

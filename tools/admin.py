@@ -13,10 +13,25 @@ def _pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
+class InServiceFilter(admin.SimpleListFilter):
+    title = "in service"
+    parameter_name = "in_service"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "In service"), ("no", "Retired")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(retired_at__isnull=True)
+        if self.value() == "no":
+            return queryset.filter(retired_at__isnull=False)
+        return queryset
+
+
 class DefinitionAdmin(admin.ModelAdmin):
     """Definitions come from the packs' code: viewable, never added, edited or deleted here."""
 
-    list_filter = ["pack", ("retired_at", admin.EmptyFieldListFilter)]
+    list_filter = ["pack", InServiceFilter]
     search_fields = ["key", "description"]
 
     def has_add_permission(self, request):

@@ -13,7 +13,7 @@ from kindgi import GateOverride
 
 
 class Definition(models.Model):
-    key = models.CharField("id", max_length=200, help_text="<pack>.<name>")
+    key = models.CharField("id", max_length=200, help_text="pack.name, e.g. my-pack.lookup-order")
     version = models.CharField(max_length=64)
     pack = models.CharField(max_length=100)
     description = models.TextField(blank=True)

@@ -114,3 +114,14 @@ def test_the_model_refuses_an_override_for_a_foreign_tool():
     agent = Agent.objects.get(key="acme-ops.status-agent")
     with pytest.raises(ValidationError, match=r"has no tool 'my-pack\.greet'"):
         AgentGateOverride(agent=agent, tool_key="my-pack.greet", gate="never_ask").full_clean()
+
+
+def test_retired_definitions_can_be_filtered_out(admin_client):
+    Tool.objects.filter(key="my-pack.greet").update(retired_at="2026-01-01T00:00:00Z")
+    url = reverse("admin:tools_tool_changelist")
+    in_service = admin_client.get(url, {"in_service": "yes"})
+    retired = admin_client.get(url, {"in_service": "no"})
+    assert "my-pack.greet" not in in_service.text
+    assert "my-pack.lookup-order" in in_service.text
+    assert "my-pack.greet" in retired.text
+    assert "my-pack.lookup-order" not in retired.text

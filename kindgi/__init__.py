@@ -19,6 +19,8 @@ from kindgi.flows import (
     from_node,
     tool_step,
 )
+from kindgi.guardrails import BeforeToolGuardrail, GuardedCall, Judgement, allow, before_tool, refuse
+from kindgi.models import ModelReply, ModelRequest, ScriptedModel, ToolCall, ToolSpec, Usage, scripted
 from kindgi.packs import Pack, define_pack
 from kindgi.registry import Registry, build_registry, load_registry
 from kindgi.schema import CamelModel
@@ -28,6 +30,7 @@ __all__ = [
     "MUTATING_EFFECT_KINDS",
     "AgentDefinition",
     "AgentParameter",
+    "BeforeToolGuardrail",
     "CamelModel",
     "DefinitionError",
     "DefinitionErrors",
@@ -37,15 +40,25 @@ __all__ = [
     "FlowDefinition",
     "FlowNode",
     "GateOverride",
+    "GuardedCall",
+    "Judgement",
     "KindgiError",
+    "ModelReply",
+    "ModelRequest",
     "Pack",
     "Registry",
+    "ScriptedModel",
+    "ToolCall",
     "ToolContext",
     "ToolDefinition",
     "ToolError",
     "ToolOrigin",
     "ToolRef",
+    "ToolSpec",
+    "Usage",
     "agent_step",
+    "allow",
+    "before_tool",
     "build_registry",
     "define_agent",
     "define_flow",
@@ -53,6 +66,8 @@ __all__ = [
     "from_input",
     "from_node",
     "load_registry",
+    "refuse",
+    "scripted",
     "tool",
     "tool_step",
 ]

@@ -7,6 +7,8 @@ from enum import StrEnum
 from typing import Any
 
 from kindgi.errors import DefinitionError
+from kindgi.guardrails import BeforeToolGuardrail, as_guardrail
+from kindgi.models import ScriptedModel
 from kindgi.naming import check_definition_id, check_semver
 from kindgi.tools import ToolDefinition
 
@@ -78,14 +80,22 @@ class AgentDefinition:
     name: str
     description: str
     instructions: str
-    model: str
+    # A provider's model string ("openai:gpt-4.1-mini"), a scripted model, or None for the
+    # site's KINDGI_DEFAULT_MODEL.
+    model: str | ScriptedModel | None
     tools: tuple[ToolRef, ...]
-    guardrails: tuple[Callable[..., Any], ...] = ()
+    guardrails: tuple[BeforeToolGuardrail, ...] = ()
     parameters: tuple[AgentParameter, ...] = ()
     capabilities: tuple[Mapping[str, Any], ...] = ()
     parallel_tool_calls: bool = True
     # None: the agent has no `hitl.tools`, so no tool gates of its own.
     gate_overrides: Mapping[str, GateOverride] | None = None
+
+    @property
+    def model_name(self) -> str:
+        if self.model is None:
+            return "default"
+        return self.model.model_name if isinstance(self.model, ScriptedModel) else self.model
 
     @property
     def gates_enabled(self) -> bool:
@@ -98,7 +108,7 @@ class AgentDefinition:
 
     @property
     def guardrail_names(self) -> list[str]:
-        return [f"{g.__module__}.{getattr(g, '__qualname__', repr(g))}" for g in self.guardrails]
+        return [guardrail.name for guardrail in self.guardrails]
 
     @property
     def conversation_policy(self) -> dict[str, Any]:
@@ -135,10 +145,10 @@ def define_agent(
     instructions: str,
     description: str = "",
     tools: Iterable[Any] = (),
-    guardrails: Iterable[Callable[..., Any]] = (),
+    guardrails: Iterable[BeforeToolGuardrail | Callable[..., Any]] = (),
     parameters: Iterable[AgentParameter] = (),
     capabilities: Iterable[Mapping[str, Any]] = (),
-    model: str = "scripted",
+    model: str | ScriptedModel | None = None,
     parallel_tool_calls: bool = True,
     conversation_policy: Mapping[str, Any] | None = None,
 ) -> AgentDefinition:
@@ -156,8 +166,12 @@ def define_agent(
             raise DefinitionError(f"{what}: {field_name} must be a non-empty string")
     if not isinstance(description, str):
         raise DefinitionError(f"{what}: description must be a string")
-    if not isinstance(model, str) or not model.strip():
-        raise DefinitionError(f"{what}: model must be a non-empty model string such as 'scripted'")
+    if isinstance(model, str):
+        model = model.strip()
+    if model is not None and not isinstance(model, ScriptedModel) and not (isinstance(model, str) and model):
+        raise DefinitionError(
+            f"{what}: model must be a scripted model or a model string such as 'openai:gpt-4.1-mini'"
+        )
     if not isinstance(parallel_tool_calls, bool):
         raise DefinitionError(f"{what}: parallel_tool_calls must be True or False")
 
@@ -174,10 +188,16 @@ def define_agent(
             raise DefinitionError(f"{what}: tools[{index}]: tool {ref.id!r} is listed twice")
         seen.add(ref.id)
 
-    guardrail_list = tuple(guardrails)
+    guardrail_list = tuple(
+        as_guardrail(value, what=f"{what}: guardrails[{index}]") for index, value in enumerate(guardrails)
+    )
     for index, guardrail in enumerate(guardrail_list):
-        if not callable(guardrail):
-            raise DefinitionError(f"{what}: guardrails[{index}]: {guardrail!r} is not callable")
+        unknown = sorted((guardrail.tools or frozenset()) - seen)
+        if unknown:
+            raise DefinitionError(
+                f"{what}: guardrails[{index}]: guards {', '.join(map(repr, unknown))}, "
+                "which the agent does not have"
+            )
 
     parameter_list = tuple(parameters)
     names: set[str] = set()
@@ -204,7 +224,7 @@ def define_agent(
         name=name.strip(),
         description=description.strip(),
         instructions=instructions.strip(),
-        model=model.strip(),
+        model=model,
         tools=tool_refs,
         guardrails=guardrail_list,
         parameters=parameter_list,

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "channels",
     "django_htmx",
+    "django_tasks_db",
     "kindgi_site",
     "tools",
     "runs",
@@ -90,6 +91,16 @@ DATABASES = {
 
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Runs execute through Django's Tasks framework: at once, inside the call that starts or
+# resumes them (the default), or queued in the database for `manage.py db_worker` processes.
+KINDGI_TASKS = os.environ.get("KINDGI_TASKS", "immediate")
+if KINDGI_TASKS == "immediate":
+    TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+elif KINDGI_TASKS == "db":
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+else:
+    raise ImproperlyConfigured(f"KINDGI_TASKS must be 'immediate' or 'db', not {KINDGI_TASKS!r}")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -109,6 +120,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Python packages whose `pack` (made with kindgi.define_pack) the catalog loads.
+# A model for agents that name none, e.g. "openai:gpt-4.1-mini".
+KINDGI_DEFAULT_MODEL = os.environ.get("KINDGI_DEFAULT_MODEL", "")
+
 KINDGI_PACKS = [
     pack.strip()
     for pack in os.environ.get("KINDGI_PACKS", "packs.my_pack,packs.acme_ops").split(",")

@@ -63,7 +63,7 @@ def agent_fields(agent: AgentDefinition) -> dict[str, Any]:
         "description": agent.description,
         "name": agent.name,
         "instructions": agent.instructions,
-        "model": agent.model,
+        "model": agent.model_name,
         "tool_refs": [ref.to_dict() for ref in agent.tools],
         "guardrails": agent.guardrail_names,
         "parameters": [parameter.to_dict() for parameter in agent.parameters],

@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 
-from tools.models import Agent, Flow, Tool
+from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,4 +22,13 @@ def catalog_summary() -> CatalogSummary:
         agents=Agent.objects.filter(retired_at__isnull=True).count(),
         flows=Flow.objects.filter(retired_at__isnull=True).count(),
         packs=sorted(packs),
+    )
+
+
+def agent_admin_overrides(agent_id: str, version: str) -> dict[str, str]:
+    """The gate overrides an admin set for one agent version, by tool id."""
+    return dict(
+        AgentGateOverride.objects.filter(agent__key=agent_id, agent__version=version).values_list(
+            "tool_key", "gate"
+        )
     )

@@ -5,6 +5,9 @@ from pydantic import Field
 from kindgi import (
     CamelModel,
     Effect,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
     ToolContext,
     agent_step,
     define_agent,
@@ -12,6 +15,7 @@ from kindgi import (
     define_pack,
     from_input,
     from_node,
+    scripted,
     tool,
 )
 from packs.acme_ops.status_page import STATUS_PAGE
@@ -56,6 +60,25 @@ def greet(person: Person) -> Greeting:
     return Greeting(greeting=f"Hello, {person.name}!")
 
 
+@scripted
+def post_what_the_user_says(request: ModelRequest) -> ModelReply:
+    """Posts the user's message with post-update, then says what happened."""
+    results = request.results_since_user
+    if not results:
+        call = ToolCall(
+            id="call_post_update",
+            tool_id="acme-ops.post-update",
+            arguments={"message": request.last_user_message},
+        )
+        return ModelReply(tool_calls=(call,))
+    result = results[-1]["content"]
+    if result.get("status") == "rejected":
+        return ModelReply(text=f"Nothing was posted: a reviewer rejected it ({result.get('rationale')}).")
+    if result.get("posted"):
+        return ModelReply(text=f"Posted to the status page: {request.last_user_message}")
+    return ModelReply(text=f"Nothing was posted: {result.get('error', {}).get('message', result)}")
+
+
 status_agent = define_agent(
     id="acme-ops.status-agent",
     version="0.1.0",
@@ -68,7 +91,7 @@ status_agent = define_agent(
         {"id": "acme-ops.greet", "version": "0.1.0"},
     ],
     conversation_policy={"hitl": {"tools": {"overrides": {"acme-ops.post-update": "always_ask"}}}},
-    model="scripted",
+    model=post_what_the_user_says,
 )
 
 status_flow = define_flow(

@@ -1,4 +1,11 @@
-from kindgi import define_agent
+from kindgi import ModelReply, ModelRequest, define_agent, scripted
+
+
+@scripted
+def echo(request: ModelRequest) -> ModelReply:
+    """Replies with exactly the message it was given."""
+    return ModelReply(text=request.last_user_message)
+
 
 echo_agent = define_agent(
     id="my-pack.echo-agent",
@@ -6,5 +13,5 @@ echo_agent = define_agent(
     name="Echo Agent",
     description="Replies with the message it is given.",
     instructions="Reply to the user with exactly the message you are given.",
-    model="scripted",
+    model=echo,
 )

@@ -46,7 +46,8 @@ def test_an_agent_keeps_what_it_declares():
 def test_defaults_match_the_design():
     clerk = agent()
     assert clerk.parallel_tool_calls is True
-    assert clerk.model == "scripted"
+    assert clerk.model is None
+    assert clerk.model_name == "default"
     assert clerk.gate_overrides is None
 
 
@@ -132,7 +133,7 @@ def test_unknown_policy_keys_are_refused_by_name():
         ("version", "1", "is not a semantic version"),
         ("name", " ", "name must be a non-empty string"),
         ("instructions", "", "instructions must be a non-empty string"),
-        ("model", "", "model must be a non-empty model string"),
+        ("model", "", "model must be a scripted model or a model string"),
         ("parallel_tool_calls", "no", "parallel_tool_calls must be True or False"),
         ("guardrails", ["not callable"], r"guardrails\[0\]: 'not callable' is not callable"),
         ("parameters", [{"name": "x"}], r"parameters\[0\]: must be an AgentParameter"),

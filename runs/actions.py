@@ -1,0 +1,326 @@
+"""Every change to runs and journals, each in one transaction under the run's row lock.
+
+``check_*`` validates untrusted input, then calls ``do_*``. The engine records
+its steps through ``do_record`` and ``do_finish_run`` with the claim token it
+got from ``do_claim_run``; a call whose claim is gone raises ``LostClaimError``
+and changes nothing.
+"""
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from pydantic import ValidationError
+
+from kindgi import AgentDefinition, FlowDefinition
+from runs.engine.inputs import agent_input_model
+from runs.engine.invocation import json_pointer
+from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
+from runs.engine.redaction import redact_prompt
+from runs.exceptions import LostClaimError, RunInputError, RunStateError, UnknownDefinitionError
+from runs.models import (
+    AGENT_TURN_FLOW_ID,
+    AGENT_TURN_FLOW_VERSION,
+    JournalEntry,
+    JournalKind,
+    Run,
+    RunStatus,
+)
+from runs.secrets import provider_secrets
+from runs.tasks import enqueue_run_on_commit
+from tools.registry import get_registry
+
+INPUT_ERROR_LIMIT = 5
+# A flow run waiting on its agent step's child run.
+CHILD_RUN_WAITPOINT = "child-run"
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=getattr(settings, "KINDGI_RUN_LEASE_SECONDS", 300))
+
+
+def append_entry(run: Run, entry: Entry) -> JournalEntry:
+    """Append one journal entry. Precondition: ``run`` was locked with select_for_update in this
+    transaction, so ``last_sequence`` is ours to bump."""
+    run.last_sequence += 1
+    return JournalEntry.objects.create(
+        run=run,
+        sequence=run.last_sequence,
+        kind=entry.kind,
+        node_id=entry.node_id,
+        duration_ms=entry.duration_ms,
+        payload=entry.payload or {},
+    )
+
+
+def _append_all(run: Run, entries: Iterable[Entry]) -> None:
+    for entry in entries:
+        append_entry(run, entry)
+
+
+def _input_errors(error: ValidationError) -> list[str]:
+    return [f"{json_pointer(e['loc'])}: {e['msg']}" for e in error.errors()[:INPUT_ERROR_LIMIT]]
+
+
+def _resolve_target(
+    *, flow_id: str | None, agent_id: str | None, version: str | None
+) -> FlowDefinition | AgentDefinition:
+    if (flow_id is None) == (agent_id is None):
+        raise RunInputError(["/: give exactly one of a flow or an agent to run"])
+    registry = get_registry()
+    if agent_id is not None:
+        found = registry.agent(agent_id, version)
+        if found is None:
+            raise UnknownDefinitionError(
+                f'there is no agent "{agent_id}"' + (f" version {version}" if version else "")
+            )
+        return found
+    found = registry.flow(flow_id, version)
+    if found is None:
+        raise UnknownDefinitionError(
+            f'there is no flow "{flow_id}"' + (f" version {version}" if version else "")
+        )
+    return found
+
+
+def validate_run_input(target: FlowDefinition | AgentDefinition, data: Any) -> dict[str, Any]:
+    """The input as the run will store it, or ``RunInputError`` naming each bad field."""
+    model = target.input_model if isinstance(target, FlowDefinition) else agent_input_model(target)
+    try:
+        validated = model.model_validate(data)
+    except ValidationError as error:
+        raise RunInputError(_input_errors(error)) from None
+    value = validated.model_dump(mode="json", by_alias=True, exclude_unset=False)
+    if isinstance(target, AgentDefinition):
+        value["userMessage"] = redact_prompt(value["userMessage"], secrets=provider_secrets())
+    return value
+
+
+def check_start_run(
+    *,
+    flow_id: str | None = None,
+    agent_id: str | None = None,
+    version: str | None = None,
+    input: Any,
+    dry_run: bool = False,
+    read_only: bool = False,
+    acting_user=None,
+) -> Run:
+    """Start a run of a flow or an agent turn. Returns the run as it stands once this call is done:
+    with the immediate task backend, completed, failed or suspended."""
+    target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
+    run_input = validate_run_input(target, input)
+    run = do_create_run(
+        target=target,
+        input=run_input,
+        dry_run=dry_run,
+        read_only=read_only,
+        started_by=acting_user,
+    )
+    run.refresh_from_db()
+    return run
+
+
+@transaction.atomic(durable=True)
+def do_create_run(
+    *,
+    target: FlowDefinition | AgentDefinition,
+    input: dict[str, Any],
+    dry_run: bool,
+    read_only: bool,
+    started_by=None,
+) -> Run:
+    """Create a queued run and execute it once this transaction commits. ``input`` is valid."""
+    run = Run.objects.create(
+        **_identity(target), input=input, dry_run=dry_run, read_only=read_only, started_by=started_by
+    )
+    enqueue_run_on_commit(run.pk)
+    return run
+
+
+def _identity(target: FlowDefinition | AgentDefinition) -> dict[str, str]:
+    if isinstance(target, AgentDefinition):
+        return {
+            "flow_key": AGENT_TURN_FLOW_ID,
+            "flow_version": AGENT_TURN_FLOW_VERSION,
+            "agent_key": target.id,
+            "agent_version": target.version,
+        }
+    return {"flow_key": target.id, "flow_version": target.version}
+
+
+@transaction.atomic(durable=True)
+def do_get_or_create_child_run(
+    *,
+    parent_id: UUID,
+    token: str,
+    node_id: str,
+    agent: AgentDefinition,
+    input: dict[str, Any],
+    entries: Iterable[Entry] = (),
+) -> Run:
+    """The agent-step child run of ``node_id``, created once; the parent executes it inline."""
+    parent = _locked_claimed(parent_id, token)
+    child = Run.objects.filter(parent=parent, parent_node_id=node_id).first()
+    if child is None:
+        child = Run.objects.create(
+            **_identity(agent),
+            input=input,
+            dry_run=parent.dry_run,
+            read_only=parent.read_only,
+            started_by=parent.started_by,
+            parent=parent,
+            parent_node_id=node_id,
+        )
+        _append_all(parent, entries)
+        parent.save(update_fields=["last_sequence", "updated_at"])
+    return child
+
+
+@transaction.atomic(durable=True)
+def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
+    """Take the run for execution, or return None when it is not ours to execute: finished,
+    suspended, or held by another executor whose claim has not expired."""
+    run = Run.objects.select_for_update().get(pk=run_id)
+    now = timezone.now()
+    if run.status == RunStatus.RUNNING:
+        if run.claim_expires_at is not None and run.claim_expires_at > now:
+            return None
+    elif run.status != RunStatus.QUEUED:
+        return None
+    if run.last_sequence == 0:
+        append_entry(
+            run,
+            Entry(
+                kind=JournalKind.RUN_STARTED,
+                payload={"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only},
+            ),
+        )
+    run.status = RunStatus.RUNNING
+    run.claim_token = token
+    run.claim_expires_at = now + _lease()
+    run.started_at = run.started_at or now
+    run.save()
+    return run
+
+
+def _locked_claimed(run_id: UUID, token: str) -> Run:
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.status != RunStatus.RUNNING or run.claim_token != token:
+        raise LostClaimError(f"run {run_id} is {run.status} and no longer held by this executor")
+    return run
+
+
+@transaction.atomic(durable=True)
+def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: list | None = None) -> Run:
+    """Record steps of a run the caller holds, and renew the claim."""
+    run = _locked_claimed(run_id, token)
+    _append_all(run, entries)
+    if messages is not None:
+        run.messages = messages
+    run.claim_expires_at = timezone.now() + _lease()
+    run.save()
+    return run
+
+
+@transaction.atomic(durable=True)
+def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterable[Entry] = ()) -> Run:
+    """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
+
+    Locks a parent before its child, always, so that a child finishing and its parent
+    suspending on it cannot deadlock, and neither misses the other.
+    """
+    parent_id = Run.objects.values_list("parent_id", flat=True).get(pk=run_id)
+    parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
+    run = _locked_claimed(run_id, token)
+    _append_all(run, entries)
+    now = timezone.now()
+    match outcome:
+        case Completed(output=output):
+            run.status, run.output, run.finished_at = RunStatus.COMPLETED, output, now
+            append_entry(run, Entry(kind=JournalKind.RUN_COMPLETED, payload={"output": output}))
+        case Failed(message=message):
+            run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
+            append_entry(run, Entry(kind=JournalKind.RUN_FAILED, payload={"failureMessage": message}))
+        case Suspended(waitpoint=waitpoint, node_id=node_id):
+            run.status, run.waitpoint = RunStatus.SUSPENDED, {**waitpoint, "nodeId": node_id}
+            append_entry(
+                run,
+                Entry(kind=JournalKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint}),
+            )
+    run.claim_token, run.claim_expires_at = "", None
+    run.save()
+    if run.status == RunStatus.SUSPENDED and run.waitpoint.get("kind") == CHILD_RUN_WAITPOINT:
+        child = Run.objects.select_for_update().get(pk=run.waitpoint["runId"])
+        if child.is_finished:  # it finished while we were on our way to wait for it
+            _resume(run, {"childStatus": child.status})
+    if parent is not None and run.is_finished:
+        waitpoint = parent.waitpoint or {}
+        if parent.status == RunStatus.SUSPENDED and waitpoint.get("runId") == str(run.pk):
+            _resume(parent, {"childStatus": run.status})
+    return run
+
+
+@transaction.atomic(durable=True)
+def do_resume_run(run_id: UUID, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any]) -> Run:
+    """Resolve what a suspended run waits on and queue it to continue.
+
+    ``waitpoint_key`` must match the run's waitpoint (e.g. ``{"kind": "approval", "callId": …}``),
+    so a stale or repeated resolution cannot resume the run at another wait.
+    """
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.status != RunStatus.SUSPENDED:
+        raise RunStateError(f"run {run_id} is {run.status}, not suspended")
+    waitpoint = run.waitpoint or {}
+    if any(waitpoint.get(key) != value for key, value in waitpoint_key.items()):
+        raise RunStateError(f"run {run_id} does not wait on {dict(waitpoint_key)}")
+    _resume(run, resolution)
+    return run
+
+
+def _resume(run: Run, resolution: Mapping[str, Any]) -> None:
+    """Precondition: ``run`` is locked and suspended."""
+    append_entry(
+        run,
+        Entry(
+            kind=JournalKind.WAIT_RESUMED,
+            node_id=(run.waitpoint or {}).get("nodeId", ""),
+            payload={"waitpoint": run.waitpoint, "resolution": dict(resolution)},
+        ),
+    )
+    run.status, run.waitpoint = RunStatus.QUEUED, None
+    run.save()
+    enqueue_run_on_commit(run.pk)
+
+
+@transaction.atomic(durable=True)
+def do_cancel_run(run_id: UUID, *, reason: str = "", acting_user=None) -> Run:
+    """Cancel a queued, running or suspended run and every unfinished run below it."""
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.is_finished:
+        raise RunStateError(f"run {run_id} is already {run.status}")
+    _cancel(run, reason=reason or "cancelled", acting_user=acting_user)
+    return run
+
+
+def _cancel(run: Run, *, reason: str, acting_user) -> None:
+    append_entry(
+        run,
+        Entry(
+            kind=JournalKind.RUN_CANCELLED,
+            payload={"reason": reason, "by": acting_user.get_username() if acting_user else None},
+        ),
+    )
+    run.status, run.finished_at, run.waitpoint = RunStatus.CANCELLED, timezone.now(), None
+    run.claim_token, run.claim_expires_at = "", None
+    run.save()
+    for child in (
+        Run.objects.select_for_update()
+        .filter(parent=run)
+        .exclude(status__in=[RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED])
+    ):
+        _cancel(child, reason="its parent run was cancelled", acting_user=acting_user)

@@ -1,0 +1,432 @@
+"""Execute one agent turn: model → tool calls → results → model … until the model just answers.
+
+The conversation lives in ``Run.messages``; every model answer and every tool
+call's start and end are journaled before the next step, so an execution that
+stops anywhere continues from the journal without repeating a call that is
+recorded as done.
+"""
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+from kindgi import AgentDefinition, GuardedCall, Registry, ToolContext, ToolDefinition, ToolSpec
+from runs import actions
+from runs.engine.conversation import (
+    assistant_message,
+    model_request,
+    pending_tool_calls,
+    tool_message,
+    user_message,
+)
+from runs.engine.gates import Gate, GateDecision, decide_gate
+from runs.engine.invocation import CallStatus, Invocation, error_data, invoke, validate_arguments
+from runs.engine.models import ModelError, resolve_model
+from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
+from runs.engine.scheduler import CallTraits, plan_batches
+from runs.models import JournalKind, Run
+from tools.selectors import agent_admin_overrides
+
+DRY_RUN_REPLY = "[dry-run: model call skipped]"
+APPROVAL_WAITPOINT = "approval"
+GUARDRAIL_REFUSED = "GUARDRAIL_REFUSED"
+TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+REFUSED_RESULTS = {JournalKind.TOOL_COMPLETED, JournalKind.TOOL_FAILED, JournalKind.TOOL_REFUSED}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadyCall:
+    """A call cleared to run: its validated arguments and the gate that let it through."""
+
+    call: Mapping[str, Any]
+    tool: ToolDefinition
+    arguments: dict[str, Any]
+    gate: GateDecision
+
+
+def _setting(name: str, default: Any) -> Any:
+    return getattr(settings, name, default)
+
+
+class AgentTurnExecution:
+    def __init__(self, run: Run, *, token: str, agent: AgentDefinition, registry: Registry):
+        self.run = run
+        self.token = token
+        self.agent = agent
+        self.messages: list[dict[str, Any]] = list(run.messages)
+        self.tools: dict[str, ToolDefinition | None] = {
+            ref.id: registry.tool(ref.id, ref.version) for ref in agent.tools
+        }
+        admin = agent_admin_overrides(agent.id, agent.version)
+        self.admin_override_tools = set(admin)
+        self.overrides = {tool_id: gate.value for tool_id, gate in (agent.gate_overrides or {}).items()}
+        self.overrides.update(admin)
+        self.results: dict[str, dict[str, Any]] = {}  # callId → tool message
+        self.called: set[str] = set()
+        self.resolutions: dict[str, Mapping[str, Any]] = {}  # callId → a person's decision
+        for entry in run.journal.all():
+            payload = entry.payload
+            if entry.kind == JournalKind.TOOL_CALLED:
+                self.called.add(payload["callId"])
+            elif entry.kind in REFUSED_RESULTS:
+                self.results[payload["callId"]] = self._message(
+                    payload["toolId"], payload["callId"], payload["result"]
+                )
+            elif entry.kind == JournalKind.WAIT_RESUMED:
+                waitpoint = payload.get("waitpoint") or {}
+                if waitpoint.get("kind") == APPROVAL_WAITPOINT:
+                    self.resolutions[waitpoint["callId"]] = {
+                        **payload["resolution"],
+                        "toolId": waitpoint["toolId"],
+                    }
+
+    def _message(self, tool_id: str, call_id: str, result: Any) -> dict[str, Any]:
+        tool = self.tools.get(tool_id)
+        outside = bool(tool and tool.result_is_outside_data)
+        return tool_message(call_id=call_id, tool_id=tool_id, result=result, outside_data=outside)
+
+    def _record(self, *entries: Entry, messages: list | None = None) -> None:
+        actions.do_record(self.run.pk, token=self.token, entries=entries, messages=messages)
+
+    # The loop
+
+    def execute(self) -> Outcome:
+        if not self.messages:
+            self.messages = [user_message(self.run.input["userMessage"])]
+            self._record(messages=self.messages)
+        while True:
+            pending = pending_tool_calls(self.messages)
+            if pending:
+                step = self._run_calls(pending)
+                if not isinstance(step, list):
+                    return step
+                self.messages.extend(step)
+                self._record(messages=self.messages)
+                continue
+            last = self.messages[-1]
+            if last["role"] == "assistant":
+                return Completed(output={"reply": last["content"]})
+            if self.run.dry_run:
+                self.messages.append(assistant_message(DRY_RUN_REPLY, []))
+                self._record(messages=self.messages)
+                continue
+            failed = self._ask_model()
+            if failed is not None:
+                return failed
+
+    # The model
+
+    def _visible_tools(self) -> list[ToolSpec]:
+        """The tools the model may see: in a read-only run, only the read-only ones."""
+        return [
+            ToolSpec(id=tool.id, description=tool.description, input_schema=tool.input_schema)
+            for tool in self.tools.values()
+            if tool is not None and (tool.is_read_only or not self.run.read_only)
+        ]
+
+    def _ask_model(self) -> Failed | None:
+        step = 1 + sum(1 for m in self.messages if m["role"] == "assistant")
+        if step > _setting("KINDGI_MAX_MODEL_STEPS", 25):
+            return Failed(
+                message=f"model-step-limit: the model asked for tools {step - 1} times without answering"
+            )
+        try:
+            model = resolve_model(self.agent)
+        except ModelError as error:
+            return Failed(message=error.message)
+        request = model_request(
+            instructions=self.agent.instructions, messages=self.messages, tools=self._visible_tools()
+        )
+        attempts = _setting("KINDGI_MODEL_ATTEMPTS", 3)
+        for attempt in range(1, attempts + 1):
+            started = time.perf_counter()
+            try:
+                reply = model.respond(request)
+            except Exception as error:
+                retryable = isinstance(error, ModelError) and error.retryable
+                message = (
+                    error.message if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+                )
+                entry = Entry(
+                    kind=JournalKind.MODEL_CALLED,
+                    duration_ms=round((time.perf_counter() - started) * 1000),
+                    payload={
+                        "model": model.model_name,
+                        "step": step,
+                        "attempt": attempt,
+                        "error": message,
+                        "retryable": retryable,
+                    },
+                )
+                self._record(entry)
+                if retryable and attempt < attempts:
+                    time.sleep(_setting("KINDGI_MODEL_RETRY_DELAY_SECONDS", 0.5) * attempt)
+                    continue
+                return Failed(message=f"model-error: {message}")
+            break
+        used_ids = {c["id"] for m in self.messages for c in m.get("toolCalls", [])}
+        calls = []
+        for call in reply.tool_calls:
+            call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"
+            used_ids.add(call_id)
+            calls.append({"id": call_id, "toolId": call.tool_id, "arguments": call.arguments})
+        self.messages.append(assistant_message(reply.text, calls))
+        self._record(
+            Entry(
+                kind=JournalKind.MODEL_CALLED,
+                duration_ms=round((time.perf_counter() - started) * 1000),
+                payload={
+                    "model": model.model_name,
+                    "step": step,
+                    "attempt": attempt,
+                    "text": reply.text,
+                    "toolCalls": calls,
+                    "usage": reply.usage.to_dict(),
+                },
+            ),
+            messages=self.messages,
+        )
+        return None
+
+    # Tool calls
+
+    def _gate(self, tool_id: str, tool: ToolDefinition, approved: set[str]) -> GateDecision:
+        return decide_gate(
+            tool_id=tool_id,
+            tool_is_read_only=tool.is_read_only,
+            read_only_run=self.run.read_only,
+            gates_enabled=self.agent.gates_enabled,
+            overrides=self.overrides,
+            admin_overrides=self.admin_override_tools,
+            approved_tools=approved,
+        )
+
+    def _traits(self, call: Mapping[str, Any], approved: set[str]) -> CallTraits:
+        tool = self.tools.get(call["toolId"])
+        if tool is None:
+            return CallTraits(read_only=False)
+        return CallTraits(
+            read_only=tool.is_read_only,
+            may_wait=tool.may_wait,
+            sequential=tool.execution == "sequential",
+            guarded=any(g.applies_to(tool.id) for g in self.agent.guardrails),
+            needs_approval=self._gate(tool.id, tool, approved).gate == Gate.ASK,
+        )
+
+    def _run_calls(self, pending: list[Mapping[str, Any]]) -> list[dict[str, Any]] | Outcome:
+        step_ids = {call["id"] for call in pending}
+        approved = {
+            r["toolId"]
+            for cid, r in self.resolutions.items()
+            if cid not in step_ids and r.get("decision") == "approve"
+        }
+        batches = plan_batches(
+            [self._traits(call, approved) for call in pending], parallel=self.agent.parallel_tool_calls
+        )
+        for batch in batches:
+            ready: list[ReadyCall] = []
+            stop: Outcome | None = None
+            for index in batch:
+                call = pending[index]
+                if call["id"] in self.results:
+                    continue
+                prepared = self._prepare(call, pending[:index], approved)
+                if isinstance(prepared, ReadyCall):
+                    ready.append(prepared)
+                elif prepared is not None:
+                    stop = prepared
+                    break
+            if ready:
+                self._execute(ready)
+            if stop is not None:
+                return stop
+        return [self.results[call["id"]] for call in pending]
+
+    def _refuse(
+        self, call: Mapping[str, Any], *, reason: str, result: Any, extra: dict | None = None
+    ) -> None:
+        self.results[call["id"]] = self._message(call["toolId"], call["id"], result)
+        self._record(
+            Entry(
+                kind=JournalKind.TOOL_REFUSED,
+                payload={
+                    "callId": call["id"],
+                    "toolId": call["toolId"],
+                    "reason": reason,
+                    "result": result,
+                    **(extra or {}),
+                },
+            )
+        )
+
+    def _prepare(
+        self, call: Mapping[str, Any], earlier: list[Mapping[str, Any]], approved: set[str]
+    ) -> ReadyCall | Outcome | None:
+        """Decide whether ``call`` runs now. Returns what to run, an outcome that stops the turn,
+        or None once the call's result is recorded without running it."""
+        tool_id, call_id = call["toolId"], call["id"]
+        tool = self.tools.get(tool_id)
+        if tool is None:
+            self._refuse(
+                call,
+                reason="not one of the agent's tools",
+                result=error_data(
+                    TOOL_NOT_ALLOWED,
+                    f'"{tool_id}" is not one of this agent\'s tools.',
+                    retryable=False,
+                    recommended_action="Use only the tools you were given.",
+                ),
+            )
+            return None
+        if call_id in self.called and not tool.idempotent:
+            return Failed(
+                message=f'interrupted-tool-call: call "{call_id}" to tool "{tool_id}", which is not '
+                "idempotent, started but its result was never recorded; it is not repeated"
+            )
+        arguments = call.get("arguments")
+        validated, invalid = validate_arguments(tool, arguments)
+        if invalid is not None:
+            self.results[call_id] = self._message(tool_id, call_id, invalid)
+            self._record(
+                Entry(
+                    kind=JournalKind.TOOL_FAILED,
+                    payload={"callId": call_id, "toolId": tool_id, "arguments": arguments, "result": invalid},
+                )
+            )
+            return None
+        arguments = validated.model_dump(mode="json", by_alias=True)
+        decision = self._gate(tool_id, tool, approved)
+        if decision.gate == Gate.REFUSE:
+            self._refuse(
+                call,
+                reason=decision.reason,
+                result=error_data(
+                    decision.code,
+                    f'Tool "{tool_id}" is not allowed here: {decision.reason}.',
+                    retryable=False,
+                    recommended_action="Do not call this tool in this run.",
+                ),
+                extra={"gate": decision.to_dict()},
+            )
+            return None
+        if decision.gate == Gate.ASK:
+            resolution = self.resolutions.get(call_id)
+            if resolution is None:
+                return Suspended(
+                    waitpoint={
+                        "kind": APPROVAL_WAITPOINT,
+                        "callId": call_id,
+                        "toolId": tool_id,
+                        "toolVersion": tool.version,
+                        "arguments": arguments,
+                        "gate": decision.to_dict(),
+                    }
+                )
+            if resolution.get("decision") != "approve":
+                rationale = resolution.get("rationale", "")
+                self._refuse(
+                    call,
+                    reason="rejected by a reviewer",
+                    result={"status": "rejected", "rationale": rationale},
+                    extra={"gate": decision.to_dict()},
+                )
+                return None
+            approved.add(tool_id)
+        for guardrail in self.agent.guardrails:
+            if not guardrail.applies_to(tool_id):
+                continue
+            guarded = GuardedCall(
+                call_id=call_id,
+                tool_id=tool_id,
+                arguments=arguments,
+                run_id=str(self.run.pk),
+                earlier_results=tuple(self.results[c["id"]] for c in earlier if c["id"] in self.results),
+            )
+            try:
+                judgement = guardrail.judge(guarded)
+                allowed, reason = bool(judgement.allowed), judgement.reason
+            except Exception as error:  # a guardrail that breaks refuses: fail closed
+                allowed, reason = False, f"the guardrail failed ({type(error).__name__})"
+            self._record(
+                Entry(
+                    kind=JournalKind.GUARDRAIL_JUDGED,
+                    payload={
+                        "callId": call_id,
+                        "toolId": tool_id,
+                        "guardrail": guardrail.name,
+                        "allowed": allowed,
+                        "reason": reason,
+                    },
+                )
+            )
+            if not allowed:
+                self._refuse(
+                    call,
+                    reason=f"refused by guardrail {guardrail.name}",
+                    result=error_data(
+                        GUARDRAIL_REFUSED,
+                        reason or "A guardrail refused this call.",
+                        retryable=False,
+                        recommended_action="Change the call as the reason says, or tell the user why not.",
+                    ),
+                )
+                return None
+        return ReadyCall(call=call, tool=tool, arguments=arguments, gate=decision)
+
+    def _execute(self, ready: list[ReadyCall]) -> None:
+        self._record(
+            *(
+                Entry(
+                    kind=JournalKind.TOOL_CALLED,
+                    payload={
+                        "callId": item.call["id"],
+                        "toolId": item.tool.id,
+                        "toolVersion": item.tool.version,
+                        "arguments": item.arguments,
+                        "gate": item.gate.to_dict(),
+                    },
+                )
+                for item in ready
+            )
+        )
+        jobs = [(item.tool, item.arguments, self._context(item.call["id"])) for item in ready]
+        if len(jobs) == 1:
+            invocations = [invoke(*jobs[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                invocations = list(pool.map(lambda job: _invoke_in_thread(*job), jobs))
+        entries = []
+        for item, invocation in zip(ready, invocations, strict=True):
+            call_id = item.call["id"]
+            self.results[call_id] = self._message(item.tool.id, call_id, invocation.result)
+            payload = {"callId": call_id, "toolId": item.tool.id, "result": invocation.result}
+            if invocation.traceback:
+                payload["traceback"] = invocation.traceback
+            kind = (
+                JournalKind.TOOL_COMPLETED
+                if invocation.status == CallStatus.COMPLETED
+                else JournalKind.TOOL_FAILED
+            )
+            entries.append(Entry(kind=kind, duration_ms=invocation.duration_ms, payload=payload))
+        self._record(*entries)
+
+    def _context(self, call_id: str) -> ToolContext:
+        return ToolContext(
+            run_id=str(self.run.pk),
+            call_id=call_id,
+            idempotency_key=f"{self.run.pk}:{call_id}",
+            dry_run=self.run.dry_run,
+            read_only=self.run.read_only,
+        )
+
+
+def _invoke_in_thread(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
+    try:
+        return invoke(tool, arguments, context)
+    finally:
+        connections.close_all()  # this thread's own connections, if the tool used the database

@@ -1,0 +1,133 @@
+"""Calling one tool: validate its input, call it, and turn every failure into data for the model.
+
+The model never sees an exception. Invalid input never reaches the tool; the
+model gets ``{"success": false, "error": {code, message, retryable,
+recommendedAction}, "stateChanged": false}`` with at most ``INPUT_ERROR_LIMIT``
+field errors, each ``/<json-pointer>: <message>``. A ``ToolError`` the tool
+raises comes back the same way with its own code and hint; any other exception
+becomes ``TOOL_FAILED``, its traceback kept for the journal only.
+"""
+
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kindgi import ToolContext, ToolDefinition, ToolError
+
+INPUT_ERROR_LIMIT = 5
+INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
+INVALID_TOOL_OUTPUT = "INVALID_TOOL_OUTPUT"
+TOOL_FAILED = "TOOL_FAILED"
+
+
+class CallStatus(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    status: CallStatus
+    # What the model receives: the tool's output, or error data.
+    result: Any
+    duration_ms: int
+    traceback: str = field(default="", repr=False)
+
+
+def error_data(code: str, message: str, *, retryable: bool, recommended_action: str = "") -> dict[str, Any]:
+    return {
+        "success": False,
+        "error": {
+            "code": code,
+            "message": message,
+            "retryable": retryable,
+            "recommendedAction": recommended_action,
+        },
+        "stateChanged": False,
+    }
+
+
+def json_pointer(location: Iterable[str | int]) -> str:
+    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
+    return "/" + "/".join(parts)
+
+
+def field_errors(error: ValidationError, *, limit: int = INPUT_ERROR_LIMIT) -> list[str]:
+    """``/<json-pointer>: <message>`` for at most ``limit`` of the errors."""
+    return [f"{json_pointer(item['loc'])}: {item['msg']}" for item in error.errors()[:limit]]
+
+
+def validate_arguments(
+    tool: ToolDefinition, arguments: Any
+) -> tuple[BaseModel | None, dict[str, Any] | None]:
+    """Return the validated input, or the error data the model receives instead."""
+    try:
+        return tool.input_model.model_validate(arguments), None
+    except ValidationError as error:
+        listed = field_errors(error)
+        hidden = error.error_count() - len(listed)
+        message = "The tool input is invalid: " + "; ".join(listed)
+        if hidden:
+            message += f" (and {hidden} more)"
+        return None, error_data(
+            INVALID_TOOL_INPUT,
+            message,
+            retryable=True,
+            recommended_action="Correct the invalid field and retry the request.",
+        )
+
+
+def dump_output(tool: ToolDefinition, value: Any) -> Any:
+    """The tool's output as JSON, checked against its output type."""
+    output = tool.output_model.model_validate(value.model_dump() if isinstance(value, BaseModel) else value)
+    return output.model_dump(mode="json", by_alias=True)
+
+
+def invoke(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
+    started = time.perf_counter()
+
+    def elapsed() -> int:
+        return round((time.perf_counter() - started) * 1000)
+
+    tool_input, invalid = validate_arguments(tool, arguments)
+    if invalid is not None:
+        return Invocation(status=CallStatus.FAILED, result=invalid, duration_ms=elapsed())
+    try:
+        value = tool(tool_input, context) if tool.takes_context else tool(tool_input)
+    except ToolError as error:
+        result = error_data(
+            error.code,
+            error.message,
+            retryable=error.retryable,
+            recommended_action=error.recommended_action,
+        )
+        return Invocation(status=CallStatus.FAILED, result=result, duration_ms=elapsed())
+    except Exception as error:
+        result = error_data(
+            TOOL_FAILED,
+            f"The tool failed unexpectedly ({type(error).__name__}).",
+            retryable=False,
+            recommended_action="Do not retry; tell the user the tool failed.",
+        )
+        return Invocation(
+            status=CallStatus.FAILED,
+            result=result,
+            duration_ms=elapsed(),
+            traceback=traceback.format_exc(),
+        )
+    try:
+        result = dump_output(tool, value)
+    except ValidationError as error:
+        result = error_data(
+            INVALID_TOOL_OUTPUT,
+            "The tool returned output that does not match its output type: " + "; ".join(field_errors(error)),
+            retryable=False,
+            recommended_action="Do not retry; tell the user the tool failed.",
+        )
+        return Invocation(status=CallStatus.FAILED, result=result, duration_ms=elapsed())
+    return Invocation(status=CallStatus.COMPLETED, result=result, duration_ms=elapsed())

@@ -1,0 +1,35 @@
+"""How a piece of a run ends: it completed, it waits, or it failed."""
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completed:
+    output: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suspended:
+    """The run waits on ``waitpoint`` (an approval, a child run …); ``node_id`` is the waiting step."""
+
+    waitpoint: dict[str, Any]
+    node_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failed:
+    message: str
+
+
+Outcome = Completed | Suspended | Failed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entry:
+    """A journal entry the engine asks to record."""
+
+    kind: str
+    node_id: str = ""
+    payload: dict[str, Any] | None = None
+    duration_ms: int | None = None

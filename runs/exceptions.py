@@ -1,0 +1,22 @@
+class RunError(Exception):
+    """Base class of the runs app's errors."""
+
+
+class RunInputError(RunError):
+    """A run's input does not match its flow's input schema; nothing was created."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("The run input is invalid: " + "; ".join(errors))
+
+
+class UnknownDefinitionError(RunError):
+    """The flow or agent to run is not in the catalog."""
+
+
+class RunStateError(RunError):
+    """The run is not in a status that allows what was asked."""
+
+
+class LostClaimError(RunError):
+    """The executor no longer holds the run (cancelled, or taken over after its claim expired)."""

@@ -1,0 +1,125 @@
+"""Runs of flows and agent turns, and the journal each run writes as it goes."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+# The built-in flow that one agent turn runs as.
+AGENT_TURN_FLOW_ID = "agent.turn"
+AGENT_TURN_FLOW_VERSION = "1.1.0"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINISHED_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class JournalKind(models.TextChoices):
+    """Every kind of journal entry, with what its payload holds."""
+
+    RUN_STARTED = "run.started", "run.started: {input, dryRun, readOnly}"
+    NODE_STARTED = "node.started", "node.started: {kind, target, input} (nodeId set)"
+    NODE_COMPLETED = "node.completed", "node.completed: {output} (nodeId set)"
+    MODEL_CALLED = "model.called", "model.called: {model, step, text, toolCalls, usage} (durationMs)"
+    TOOL_CALLED = "tool.called", "tool.called: {callId, toolId, toolVersion, arguments}"
+    TOOL_COMPLETED = "tool.completed", "tool.completed: {callId, toolId, result} (durationMs)"
+    TOOL_FAILED = "tool.failed", "tool.failed: {callId, toolId, result, traceback?} (durationMs)"
+    TOOL_REFUSED = "tool.refused", "tool.refused: {callId, toolId, reason, result}"
+    GUARDRAIL_JUDGED = "guardrail.judged", "guardrail.judged: {callId, guardrail, allowed, reason}"
+    WAIT_SUSPENDED = "wait.suspended", "wait.suspended: {waitpoint} (nodeId set)"
+    WAIT_RESUMED = "wait.resumed", "wait.resumed: {waitpoint, resolution} (nodeId set)"
+    RUN_COMPLETED = "run.completed", "run.completed: {output}"
+    RUN_FAILED = "run.failed", "run.failed: {failureMessage}"
+    RUN_CANCELLED = "run.cancelled", "run.cancelled: {reason}"
+
+
+class Run(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    flow_key = models.CharField("flow id", max_length=200)
+    flow_version = models.CharField(max_length=64)
+    agent_key = models.CharField("agent id", max_length=200, blank=True)
+    agent_version = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    dry_run = models.BooleanField(default=False)
+    read_only = models.BooleanField(default=False)
+    input = models.JSONField(default=dict)
+    output = models.JSONField(null=True, blank=True)
+    failure_message = models.TextField(blank=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    parent_node_id = models.CharField(
+        max_length=100, blank=True, help_text="The parent flow's node this run is the step of."
+    )
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # An agent turn's conversation: user, assistant (with tool calls) and tool messages.
+    messages = models.JSONField(default=list, blank=True)
+    # What a suspended run waits on; None otherwise.
+    waitpoint = models.JSONField(null=True, blank=True)
+    # The journal's last sequence; bumped under the run's row lock, so sequences have no gaps.
+    last_sequence = models.PositiveIntegerField(default=0)
+    # Which executor holds the run and until when (a worker that dies lets its claim expire).
+    claim_token = models.CharField(max_length=64, blank=True)
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "-created_at"]),
+            models.Index(fields=["flow_key", "-created_at"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["parent", "parent_node_id"],
+                condition=models.Q(parent__isnull=False),
+                name="runs_run_one_child_per_parent_node",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flow_key}@{self.flow_version} {self.id} ({self.status})"
+
+    @property
+    def is_agent_turn(self) -> bool:
+        return self.flow_key == AGENT_TURN_FLOW_ID
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+
+class JournalEntry(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="journal")
+    sequence = models.PositiveIntegerField()
+    kind = models.CharField(max_length=32, choices=JournalKind.choices)
+    node_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    payload = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["run", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "sequence"], name="runs_journal_sequence_unique"),
+            models.CheckConstraint(
+                condition=models.Q(sequence__gte=1), name="runs_journal_sequence_from_one"
+            ),
+        ]
+        verbose_name_plural = "journal entries"
+
+    def __str__(self) -> str:
+        return f"{self.run_id} #{self.sequence} {self.kind}"

@@ -86,6 +86,11 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("KINDGI_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+        # Writers take the lock when their transaction begins and wait their turn for it,
+        # so concurrent requests and tool threads queue instead of failing with "locked".
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+        # A file, not shared memory: tests then lock and wait as the server does.
+        "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
     }
 }
 

@@ -123,7 +123,7 @@ class FlowExecution:
         error = invocation.result["error"]
         return Failed(
             message=f'tool-failed: node "{node.id}": tool "{tool.id}" returned '
-            f'{error["code"]}: {error["message"]}'
+            f"{error['code']}: {error['message']}"
         )
 
     def _agent_step(self, node: FlowNode, node_input: Any) -> Outcome:

@@ -1,0 +1,177 @@
+"""Executing a run exactly once: claims, repeated deliveries, interruptions, gapless journals."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from packs.acme_ops.status_page import STATUS_PAGE
+from runs.actions import do_record, do_resume_run
+from runs.engine.executor import execute
+from runs.engine.outcomes import Entry
+from runs.models import JournalEntry, Run, RunStatus
+from runs.tasks import execute_run
+from tests.pack_fixtures.probes import SCRIPT, TIMELINE
+
+from .helpers import answer, calls, start
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def journal_of(run):
+    return list(run.journal.values_list("sequence", "kind"))
+
+
+def test_delivering_start_and_resume_again_changes_nothing():
+    run = start("acme-ops.status-agent", "Up again.")
+    execute_run.enqueue(str(run.pk))  # a second delivery of the start task
+    assert Run.objects.get(pk=run.pk).last_sequence == run.last_sequence
+    do_resume_run(
+        run.pk,
+        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
+        resolution={"decision": "approve"},
+    )
+    run.refresh_from_db()
+    finished = journal_of(run)
+    execute_run.enqueue(str(run.pk))  # a second delivery of the resume task
+    execute(run.pk)
+    assert journal_of(run) == finished
+    assert len(STATUS_PAGE.posts) == 1  # the tool's side effect, counted once
+
+
+def stalled_run(*, status=RunStatus.RUNNING, claim_expires_in=timedelta(minutes=5), messages=(), journal=()):
+    """A run as an executor left it: claimed, with some of its steps journaled."""
+    run = Run.objects.create(
+        flow_key="agent.turn",
+        flow_version="1.1.0",
+        agent_key="probe.free",
+        agent_version="1.0.0",
+        input={"userMessage": "go"},
+        status=status,
+        claim_token="someone-else",
+        claim_expires_at=timezone.now() + claim_expires_in,
+        messages=list(messages),
+    )
+    for index, (kind, payload) in enumerate(journal, start=1):
+        JournalEntry.objects.create(run=run, sequence=index, kind=kind, payload=payload)
+    Run.objects.filter(pk=run.pk).update(last_sequence=len(journal))
+    return run
+
+
+def test_a_run_held_by_another_executor_is_left_alone():
+    run = stalled_run()
+    execute(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.claim_token, run.last_sequence) == (RunStatus.RUNNING, "someone-else", 0)
+    assert SCRIPT.requests == []
+
+
+def test_a_run_whose_claim_expired_is_taken_over_and_continued():
+    SCRIPT.replies = [answer("recovered")]
+    run = stalled_run(claim_expires_in=timedelta(minutes=-1))
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert run.output == {"reply": "recovered"}
+
+
+PENDING_WRITE = [
+    {"role": "user", "content": "go"},
+    {
+        "role": "assistant",
+        "content": "",
+        "toolCalls": [{"id": "w", "toolId": "probe.write", "arguments": {"label": "w"}}],
+    },
+]
+PENDING_IDEMPOTENT_WRITE = [
+    {"role": "user", "content": "go"},
+    {
+        "role": "assistant",
+        "content": "",
+        "toolCalls": [{"id": "w", "toolId": "probe.idempotent-write", "arguments": {"label": "w"}}],
+    },
+]
+
+
+def test_an_interrupted_call_to_a_tool_that_is_not_idempotent_is_not_repeated():
+    run = stalled_run(
+        claim_expires_in=timedelta(minutes=-1),
+        messages=PENDING_WRITE,
+        journal=[
+            ("run.started", {}),
+            ("model.called", {}),
+            ("tool.called", {"callId": "w", "toolId": "probe.write"}),
+        ],
+    )
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.failure_message.startswith('interrupted-tool-call: call "w" to tool "probe.write"')
+    assert TIMELINE.calls("w") == 0
+
+
+def test_an_interrupted_call_to_an_idempotent_tool_is_repeated_with_the_same_key():
+    SCRIPT.replies = [answer()]
+    run = stalled_run(
+        claim_expires_in=timedelta(minutes=-1),
+        messages=PENDING_IDEMPOTENT_WRITE,
+        journal=[
+            ("run.started", {}),
+            ("model.called", {}),
+            ("tool.called", {"callId": "w", "toolId": "probe.idempotent-write"}),
+        ],
+    )
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert TIMELINE.calls("w") == 1
+    assert TIMELINE.contexts[0].idempotency_key == f"{run.pk}:w"
+
+
+def test_a_run_cancelled_while_a_tool_runs_records_nothing_more():
+    SCRIPT.replies = [calls(("c", "probe.cancel-own-run", {"label": "c", "pause_ms": 0})), answer("never")]
+    run = start("probe.free")
+    assert run.status == RunStatus.CANCELLED
+    assert TIMELINE.calls("c") == 1
+    assert not run.journal.filter(kind="tool.completed").exists()
+    assert run.journal.last().kind == "run.cancelled"
+    assert len(SCRIPT.requests) == 1  # the model was not asked again
+
+
+def test_journal_sequences_are_gapless_and_unique():
+    SCRIPT.replies = [
+        calls(
+            ("a", "probe.peek", {"label": "a", "pause_ms": 0}),
+            ("b", "probe.peek", {"label": "b", "pause_ms": 0}),
+        ),
+        answer(),
+    ]
+    run = start("probe.free")
+    sequences = list(run.journal.values_list("sequence", flat=True))
+    assert sequences == list(range(1, len(sequences) + 1))
+    assert run.last_sequence == len(sequences)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JournalEntry.objects.create(run=run, sequence=1, kind="run.started")
+
+
+def test_concurrent_appends_to_one_journal_stay_gapless():
+    run = stalled_run()
+    errors = []
+
+    def append_ten():
+        try:
+            for _ in range(10):
+                do_record(run.pk, token="someone-else", entries=[Entry(kind="tool.completed", payload={})])
+        except Exception as error:  # surfaced below
+            errors.append(error)
+
+    threads = [threading.Thread(target=append_ten) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    sequences = sorted(run.journal.values_list("sequence", flat=True))
+    assert sequences == list(range(1, 81))

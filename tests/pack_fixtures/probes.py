@@ -248,4 +248,14 @@ always = _agent(
 )
 guarded = _agent("probe.guarded", guardrails=[no_secret_labels])
 
-pack = define_pack(name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded])
+# No model of its own: it uses the site's KINDGI_DEFAULT_MODEL.
+remote = define_agent(
+    id="probe.remote",
+    version="1.0.0",
+    name="Remote",
+    instructions="Use the tools when asked.",
+    tools=[read, write],
+    conversation_policy={"hitl": {"tools": {}}},
+)
+
+pack = define_pack(name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, remote])

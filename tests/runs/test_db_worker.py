@@ -1,0 +1,88 @@
+"""The django-tasks-db backend: runs queue in the database and a real `db_worker` process runs them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asgiref.local import Local
+from django.db import connection
+from django.tasks import task_backends
+
+from runs.actions import check_start_run, do_resume_run
+from runs.models import RunStatus
+from runs.tasks import execute_run
+
+from .helpers import start
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _reset_task_backends() -> None:
+    task_backends.__dict__.pop("settings", None)
+    task_backends._settings = None
+    task_backends._connections = Local(False)
+
+
+@pytest.fixture
+def database_queue(settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+    _reset_task_backends()
+    yield
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+    _reset_task_backends()
+
+
+def run_worker() -> subprocess.CompletedProcess:
+    """One worker process that executes every queued task, then exits."""
+    env = os.environ | {
+        "KINDGI_TASKS": "db",
+        "KINDGI_SQLITE_PATH": connection.settings_dict["NAME"],
+        "KINDGI_PACKS": "packs.my_pack,packs.acme_ops",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--interval", "0.1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_a_queued_flow_run_is_executed_by_a_worker(database_queue):
+    run = check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    assert run.status == RunStatus.QUEUED
+    assert run.journal.count() == 0
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert run.output == {"status": "shipped", "orderId": "ord_1001", "totalCents": 4200}
+
+
+def test_suspend_resume_and_redelivery_through_the_queue(database_queue):
+    run = start("acme-ops.status-agent", "Checkout is back to normal.")
+    assert run.status == RunStatus.QUEUED
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUSPENDED
+
+    do_resume_run(
+        run.pk,
+        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
+        resolution={"decision": "approve"},
+    )
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED  # the decision only queued the resume
+    execute_run.enqueue(str(run.pk))  # and the same task delivered twice
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert run.output == {"reply": "Posted to the status page: Checkout is back to normal."}
+    assert run.journal.filter(kind="tool.completed").count() == 1
+    assert run.journal.filter(kind="run.completed").count() == 1

@@ -1,0 +1,120 @@
+"""The OpenAI-compatible path through pydantic-ai, against a chat-completions server on 127.0.0.1."""
+
+import json
+
+import pytest
+
+from runs.actions import do_resume_run
+from runs.models import RunStatus
+from tests.chat_server import ChatServer, text_reply, tool_calls_reply
+from tests.pack_fixtures.probes import TIMELINE
+
+from .helpers import start
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def chat(settings):
+    with ChatServer() as server:
+        settings.KINDGI_DEFAULT_MODEL = f"openai-compatible:tiny@{server.base_url}"
+        yield server
+
+
+def test_a_tool_call_round_trip(chat):
+    chat.answers = [
+        tool_calls_reply(("call_1", "probe__read", json.dumps({"label": "a", "pause_ms": 0}))),
+        text_reply("I read a."),
+    ]
+    run = start("probe.remote", "Read a.")
+    assert run.status == RunStatus.COMPLETED
+    assert run.output == {"reply": "I read a."}
+    assert TIMELINE.calls("a") == 1
+
+    first, second = (request["body"] for request in chat.requests)
+    assert first["model"] == "tiny"
+    assert {tool["function"]["name"] for tool in first["tools"]} == {"probe__read", "probe__write"}
+    read_tool = next(t for t in first["tools"] if t["function"]["name"] == "probe__read")
+    assert read_tool["function"]["description"] == "Reads, slowly."
+    assert read_tool["function"]["parameters"]["required"] == ["label"]
+    assert first["messages"][0] == {"role": "system", "content": "Use the tools when asked."}
+    assert first["messages"][-1]["content"] == "Read a."
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["tool_call_id"] == "call_1"
+    assert json.loads(tool_message["content"]) == {"label": "a"}
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "probe__read"
+
+    called = list(run.journal.filter(kind="model.called"))
+    assert called[0].payload["model"] == f"openai-compatible:tiny@{chat.base_url}"
+    assert called[0].payload["usage"] == {"inputTokens": 11, "outputTokens": 7}
+    assert called[0].payload["toolCalls"] == [
+        {"id": "call_1", "toolId": "probe.read", "arguments": {"label": "a", "pause_ms": 0}}
+    ]
+
+
+def test_a_gated_call_waits_and_resumes_with_the_conversation_intact(chat):
+    chat.answers = [
+        tool_calls_reply(("call_w", "probe__write", '{"label": "w", "pause_ms": 0}')),
+        text_reply("Written."),
+    ]
+    run = start("probe.remote", "Write w.")
+    assert run.status == RunStatus.SUSPENDED
+    do_resume_run(
+        run.pk, waitpoint_key={"kind": "approval", "callId": "call_w"}, resolution={"decision": "approve"}
+    )
+    run.refresh_from_db()
+    assert run.output == {"reply": "Written."}
+    assert len(chat.requests) == 2
+    assert chat.requests[1]["body"]["messages"][-1]["tool_call_id"] == "call_w"
+
+
+def test_a_server_error_is_retried_and_journaled(chat):
+    chat.answers = [(503, {"error": {"message": "overloaded"}}), text_reply("Back.")]
+    run = start("probe.remote", "Hello?")
+    assert run.status == RunStatus.COMPLETED
+    attempts = list(run.journal.filter(kind="model.called").values_list("payload", flat=True))
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert attempts[0]["retryable"] is True
+
+
+def test_a_client_error_fails_the_run_without_retrying(chat):
+    chat.answers = [(400, {"error": {"message": "your request is malformed"}})]
+    run = start("probe.remote", "Hello?")
+    assert run.status == RunStatus.FAILED
+    assert run.failure_message == (
+        "model-error: ModelRequestRejectedError: status_code: 400, model_name: tiny, "
+        "body: {'message': 'your request is malformed'}"
+    )
+    assert len(chat.requests) == 1
+
+
+def test_tool_call_arguments_that_are_not_json_fail_the_run(chat):
+    chat.answers = [tool_calls_reply(("call_1", "probe__read", "{label: a"))]
+    run = start("probe.remote", "Read.")
+    assert run.status == RunStatus.FAILED
+    assert run.failure_message == (
+        "model-error: bad-tool-call: the model's arguments for 'probe__read' are not a JSON object"
+    )
+    assert TIMELINE.calls("a") == 0
+
+
+def test_without_any_model_the_run_fails_saying_so(settings):
+    settings.KINDGI_DEFAULT_MODEL = ""
+    run = start("probe.remote", "Hello?")
+    assert run.failure_message == (
+        "no-model: agent probe.remote@1.0.0 names no model and KINDGI_DEFAULT_MODEL is not set"
+    )
+
+
+def test_an_openai_model_needs_its_key_from_the_environment(settings, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings.KINDGI_DEFAULT_MODEL = "openai:gpt-4.1-mini"
+    run = start("probe.remote", "Hello?")
+    assert run.failure_message == "no-provider-key: set OPENAI_API_KEY to use an openai: model"
+
+
+def test_a_bad_model_string_is_named(settings):
+    settings.KINDGI_DEFAULT_MODEL = "openai-compatible:tiny"
+    run = start("probe.remote", "Hello?")
+    assert run.failure_message.startswith("bad-model-string: 'openai-compatible:tiny' must look like")

@@ -25,6 +25,7 @@ from runs.exceptions import LostClaimError, RunInputError, RunStateError, Unknow
 from runs.models import (
     AGENT_TURN_FLOW_ID,
     AGENT_TURN_FLOW_VERSION,
+    FINISHED_STATUSES,
     JournalEntry,
     JournalKind,
     Run,
@@ -108,21 +109,48 @@ def check_start_run(
     input: Any,
     dry_run: bool = False,
     read_only: bool = False,
+    conversation_id: UUID | None = None,
     acting_user=None,
 ) -> Run:
     """Start a run of a flow or an agent turn. Returns the run as it stands once this call is done:
-    with the immediate task backend, completed, failed or suspended."""
+    with the immediate task backend, completed, failed or suspended.
+
+    An agent turn given ``conversation_id`` continues that conversation: the model sees its
+    earlier turns, and tools approved there are approved for this turn too.
+    """
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
     run_input = validate_run_input(target, input)
+    if conversation_id is not None:
+        _check_conversation(conversation_id, target)
     run = do_create_run(
         target=target,
         input=run_input,
         dry_run=dry_run,
         read_only=read_only,
+        conversation_id=conversation_id,
         started_by=acting_user,
     )
     run.refresh_from_db()
     return run
+
+
+def _check_conversation(conversation_id: UUID, target: FlowDefinition | AgentDefinition) -> None:
+    if not isinstance(target, AgentDefinition):
+        raise RunInputError(["/conversationId: only an agent turn continues a conversation"])
+    turns = Run.objects.filter(conversation_id=conversation_id)
+    latest = turns.order_by("-created_at").first()
+    if latest is None:
+        raise RunInputError([f"/conversationId: there is no conversation {conversation_id}"])
+    if latest.agent_key != target.id:
+        raise RunInputError(
+            [f"/conversationId: conversation {conversation_id} is with {latest.agent_key}, not {target.id}"]
+        )
+    unfinished = turns.exclude(status__in=FINISHED_STATUSES).first()
+    if unfinished is not None:
+        raise RunStateError(
+            f"conversation {conversation_id} has a turn that is still {unfinished.status} "
+            f"(run {unfinished.pk}); finish or cancel it first"
+        )
 
 
 @transaction.atomic(durable=True)
@@ -132,12 +160,14 @@ def do_create_run(
     input: dict[str, Any],
     dry_run: bool,
     read_only: bool,
+    conversation_id: UUID | None = None,
     started_by=None,
 ) -> Run:
     """Create a queued run and execute it once this transaction commits. ``input`` is valid."""
-    run = Run.objects.create(
-        **_identity(target), input=input, dry_run=dry_run, read_only=read_only, started_by=started_by
-    )
+    run = Run(**_identity(target), input=input, dry_run=dry_run, read_only=read_only, started_by=started_by)
+    if run.is_agent_turn:
+        run.conversation_id = conversation_id or run.pk
+    run.save(force_insert=True)
     enqueue_run_on_commit(run.pk)
     return run
 
@@ -167,7 +197,7 @@ def do_get_or_create_child_run(
     parent = _locked_claimed(parent_id, token)
     child = Run.objects.filter(parent=parent, parent_node_id=node_id).first()
     if child is None:
-        child = Run.objects.create(
+        child = Run(
             **_identity(agent),
             input=input,
             dry_run=parent.dry_run,
@@ -176,6 +206,8 @@ def do_get_or_create_child_run(
             parent=parent,
             parent_node_id=node_id,
         )
+        child.conversation_id = child.pk
+        child.save(force_insert=True)
         _append_all(parent, entries)
         parent.save(update_fields=["last_sequence", "updated_at"])
     return child

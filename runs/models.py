@@ -62,8 +62,11 @@ class Run(models.Model):
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # An agent turn's conversation: user, assistant (with tool calls) and tool messages.
+    # An agent turn's conversation: user, assistant (with tool calls) and tool messages,
+    # from the conversation's first turn to this one.
     messages = models.JSONField(default=list, blank=True)
+    # The conversation an agent turn belongs to: its first turn's id.
+    conversation_id = models.UUIDField(null=True, blank=True, db_index=True)
     # What a suspended run waits on; None otherwise.
     waitpoint = models.JSONField(null=True, blank=True)
     # The journal's last sequence; bumped under the run's row lock, so sequences have no gaps.

@@ -30,6 +30,7 @@ from runs.engine.models import ModelError, resolve_model
 from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
 from runs.engine.scheduler import CallTraits, plan_batches
 from runs.models import JournalKind, Run
+from runs.selectors import conversation_approvals, conversation_history
 from tools.selectors import agent_admin_overrides
 
 DRY_RUN_REPLY = "[dry-run: model call skipped]"
@@ -69,6 +70,7 @@ class AgentTurnExecution:
         self.results: dict[str, dict[str, Any]] = {}  # callId → tool message
         self.called: set[str] = set()
         self.resolutions: dict[str, Mapping[str, Any]] = {}  # callId → a person's decision
+        self.approved_earlier = conversation_approvals(run)
         for entry in run.journal.all():
             payload = entry.payload
             if entry.kind == JournalKind.TOOL_CALLED:
@@ -97,7 +99,7 @@ class AgentTurnExecution:
 
     def execute(self) -> Outcome:
         if not self.messages:
-            self.messages = [user_message(self.run.input["userMessage"])]
+            self.messages = [*conversation_history(self.run), user_message(self.run.input["userMessage"])]
             self._record(messages=self.messages)
         while True:
             pending = pending_tool_calls(self.messages)
@@ -220,7 +222,7 @@ class AgentTurnExecution:
 
     def _run_calls(self, pending: list[Mapping[str, Any]]) -> list[dict[str, Any]] | Outcome:
         step_ids = {call["id"] for call in pending}
-        approved = {
+        approved = self.approved_earlier | {
             r["toolId"]
             for cid, r in self.resolutions.items()
             if cid not in step_ids and r.get("decision") == "approve"

@@ -133,3 +133,14 @@ KINDGI_PACKS = [
     for pack in os.environ.get("KINDGI_PACKS", "packs.my_pack,packs.acme_ops").split(",")
     if pack.strip()
 ]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "INFO"},
+    "loggers": {
+        # One line per task start and finish drowns out everything else with immediate tasks.
+        "django.tasks": {"level": "WARNING"},
+    },
+}

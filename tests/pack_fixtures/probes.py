@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from kindgi import (
+    AgentParameter,
     Effect,
     GuardedCall,
     Judgement,
@@ -247,6 +248,13 @@ always = _agent(
     },
 )
 guarded = _agent("probe.guarded", guardrails=[no_secret_labels])
+toned = _agent(
+    "probe.toned",
+    parameters=[
+        AgentParameter(name="tone", required=True, description="How to answer."),
+        AgentParameter(name="maxWords", schema={"type": "integer"}),
+    ],
+)
 
 # No model of its own: it uses the site's KINDGI_DEFAULT_MODEL.
 remote = define_agent(
@@ -258,4 +266,6 @@ remote = define_agent(
     conversation_policy={"hitl": {"tools": {}}},
 )
 
-pack = define_pack(name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, remote])
+pack = define_pack(
+    name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, toned, remote]
+)

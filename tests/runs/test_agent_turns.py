@@ -396,3 +396,27 @@ class TestRedaction:
         assert run.messages[0]["content"] == expected
         assert SCRIPT.requests[0].last_user_message == expected
         assert "planted-provider-key-123" not in str(list(run.journal.values_list("payload", flat=True)))
+
+
+class TestAgentInput:
+    def test_declared_parameters_are_validated_with_the_user_message(self):
+        from runs.actions import check_start_run
+        from runs.exceptions import RunInputError
+        from runs.models import Run
+
+        with pytest.raises(RunInputError) as error:
+            check_start_run(
+                agent_id="probe.toned", input={"userMessage": "", "maxWords": "many", "colour": "red"}
+            )
+        assert error.value.errors == [
+            "/userMessage: String should have at least 1 character",
+            "/tone: Field required",
+            "/maxWords: Input should be a valid integer, unable to parse string as an integer",
+            "/colour: Extra inputs are not permitted",
+        ]
+        assert Run.objects.count() == 0
+        SCRIPT.replies = [answer()]
+        run = check_start_run(
+            agent_id="probe.toned", input={"userMessage": "hi", "tone": "dry", "maxWords": "12"}
+        )
+        assert run.input == {"userMessage": "hi", "tone": "dry", "maxWords": 12}

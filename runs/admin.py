@@ -1,15 +1,9 @@
 """Runs and their journals in the admin: to look at, never to edit (the engine writes them)."""
 
-import json
-
 from django.contrib import admin
-from django.utils.html import format_html
 
+from kindgi_site.display import pretty_json
 from runs.models import JournalEntry, Run
-
-
-def _pretty(value) -> str:
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 class ReadOnlyAdminMixin:
@@ -32,7 +26,7 @@ class JournalInline(ReadOnlyAdminMixin, admin.TabularInline):
 
     @admin.display(description="payload")
     def payload_pretty(self, obj: JournalEntry) -> str:
-        return _pretty(obj.payload)
+        return pretty_json(obj.payload)
 
 
 @admin.register(Run)
@@ -68,16 +62,16 @@ class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="input")
     def input_pretty(self, obj: Run) -> str:
-        return _pretty(obj.input)
+        return pretty_json(obj.input)
 
     @admin.display(description="output")
     def output_pretty(self, obj: Run) -> str:
-        return _pretty(obj.output)
+        return pretty_json(obj.output)
 
     @admin.display(description="waits on")
     def waitpoint_pretty(self, obj: Run) -> str:
-        return _pretty(obj.waitpoint)
+        return pretty_json(obj.waitpoint)
 
     @admin.display(description="messages")
     def messages_pretty(self, obj: Run) -> str:
-        return _pretty(obj.messages)
+        return pretty_json(obj.messages)

@@ -1,16 +1,11 @@
 """The catalog in the admin: definitions are code and read-only; gate overrides are the admin's."""
 
-import json
-
 from django import forms
 from django.contrib import admin
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html_join
 
+from kindgi_site.display import pretty_json
 from tools.models import Agent, AgentGateOverride, Flow, Tool
-
-
-def _pretty_json(value) -> str:
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 class InServiceFilter(admin.SimpleListFilter):
@@ -87,11 +82,11 @@ class ToolAdmin(DefinitionAdmin):
 
     @admin.display(description="input schema")
     def input_schema_pretty(self, obj: Tool) -> str:
-        return _pretty_json(obj.input_schema)
+        return pretty_json(obj.input_schema)
 
     @admin.display(description="output schema")
     def output_schema_pretty(self, obj: Tool) -> str:
-        return _pretty_json(obj.output_schema)
+        return pretty_json(obj.output_schema)
 
 
 class AgentGateOverrideForm(forms.ModelForm):
@@ -184,7 +179,7 @@ class AgentAdmin(DefinitionAdmin):
 
     @admin.display(description="input schema")
     def input_schema_pretty(self, obj: Agent) -> str:
-        return _pretty_json(obj.input_schema)
+        return pretty_json(obj.input_schema)
 
 
 @admin.register(Flow)
@@ -210,12 +205,12 @@ class FlowAdmin(DefinitionAdmin):
 
     @admin.display(description="input schema")
     def input_schema_pretty(self, obj: Flow) -> str:
-        return _pretty_json(obj.input_schema)
+        return pretty_json(obj.input_schema)
 
     @admin.display(description="nodes")
     def nodes_pretty(self, obj: Flow) -> str:
-        return _pretty_json(obj.nodes)
+        return pretty_json(obj.nodes)
 
     @admin.display(description="output mapping")
     def output_pretty(self, obj: Flow) -> str:
-        return _pretty_json(obj.output)
+        return pretty_json(obj.output)

@@ -154,16 +154,8 @@ class AgentTurnExecution:
                 message = (
                     error.message if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
                 )
-                entry = Entry(
-                    kind=JournalKind.MODEL_CALLED,
-                    duration_ms=round((time.perf_counter() - started) * 1000),
-                    payload={
-                        "model": model.model_name,
-                        "step": step,
-                        "attempt": attempt,
-                        "error": message,
-                        "retryable": retryable,
-                    },
+                entry = _model_called(
+                    model.model_name, step, attempt, started, error=message, retryable=retryable
                 )
                 self._record(entry)
                 if retryable and attempt < attempts:
@@ -179,17 +171,14 @@ class AgentTurnExecution:
             calls.append({"id": call_id, "toolId": call.tool_id, "arguments": call.arguments})
         self.messages.append(assistant_message(reply.text, calls))
         self._record(
-            Entry(
-                kind=JournalKind.MODEL_CALLED,
-                duration_ms=round((time.perf_counter() - started) * 1000),
-                payload={
-                    "model": model.model_name,
-                    "step": step,
-                    "attempt": attempt,
-                    "text": reply.text,
-                    "toolCalls": calls,
-                    "usage": reply.usage.to_dict(),
-                },
+            _model_called(
+                model.model_name,
+                step,
+                attempt,
+                started,
+                text=reply.text,
+                toolCalls=calls,
+                usage=reply.usage.to_dict(),
             ),
             messages=self.messages,
         )
@@ -425,6 +414,14 @@ class AgentTurnExecution:
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,
         )
+
+
+def _model_called(model_name: str, step: int, attempt: int, started: float, **fields: Any) -> Entry:
+    return Entry(
+        kind=JournalKind.MODEL_CALLED,
+        duration_ms=round((time.perf_counter() - started) * 1000),
+        payload={"model": model_name, "step": step, "attempt": attempt, **fields},
+    )
 
 
 def _invoke_in_thread(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_tasks_db",
     "kindgi_site",
+    "tenants",
     "tools",
     "runs",
     "approvals",

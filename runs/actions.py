@@ -17,6 +17,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from kindgi import AgentDefinition, FlowDefinition
+from runs import waitpoints
 from runs.engine.inputs import agent_input_model
 from runs.engine.invocation import json_pointer
 from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
@@ -33,6 +34,8 @@ from runs.models import (
 )
 from runs.secrets import provider_secrets
 from runs.tasks import enqueue_run_on_commit
+from tenants.models import Tenant
+from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
 
 INPUT_ERROR_LIMIT = 5
@@ -110,19 +113,24 @@ def check_start_run(
     dry_run: bool = False,
     read_only: bool = False,
     conversation_id: UUID | None = None,
+    tenant: Tenant | None = None,
     acting_user=None,
 ) -> Run:
-    """Start a run of a flow or an agent turn. Returns the run as it stands once this call is done:
-    with the immediate task backend, completed, failed or suspended.
+    """Start a run of a flow or an agent turn for ``tenant`` (by default, the acting user's).
+
+    Returns the run as it stands once this call is done: with the immediate task backend,
+    completed, failed or suspended.
 
     An agent turn given ``conversation_id`` continues that conversation: the model sees its
     earlier turns, and tools approved there are approved for this turn too.
     """
+    tenant = tenant or tenant_for_user(acting_user)
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
     run_input = validate_run_input(target, input)
     if conversation_id is not None:
-        _check_conversation(conversation_id, target)
+        _check_conversation(conversation_id, target, tenant=tenant)
     run = do_create_run(
+        tenant=tenant,
         target=target,
         input=run_input,
         dry_run=dry_run,
@@ -134,10 +142,12 @@ def check_start_run(
     return run
 
 
-def _check_conversation(conversation_id: UUID, target: FlowDefinition | AgentDefinition) -> None:
+def _check_conversation(
+    conversation_id: UUID, target: FlowDefinition | AgentDefinition, *, tenant: Tenant
+) -> None:
     if not isinstance(target, AgentDefinition):
         raise RunInputError(["/conversationId: only an agent turn continues a conversation"])
-    turns = Run.objects.filter(conversation_id=conversation_id)
+    turns = Run.objects.filter(tenant=tenant, conversation_id=conversation_id)
     latest = turns.order_by("-created_at").first()
     if latest is None:
         raise RunInputError([f"/conversationId: there is no conversation {conversation_id}"])
@@ -156,6 +166,7 @@ def _check_conversation(conversation_id: UUID, target: FlowDefinition | AgentDef
 @transaction.atomic(durable=True)
 def do_create_run(
     *,
+    tenant: Tenant,
     target: FlowDefinition | AgentDefinition,
     input: dict[str, Any],
     dry_run: bool,
@@ -164,7 +175,14 @@ def do_create_run(
     started_by=None,
 ) -> Run:
     """Create a queued run and execute it once this transaction commits. ``input`` is valid."""
-    run = Run(**_identity(target), input=input, dry_run=dry_run, read_only=read_only, started_by=started_by)
+    run = Run(
+        **_identity(target),
+        tenant=tenant,
+        input=input,
+        dry_run=dry_run,
+        read_only=read_only,
+        started_by=started_by,
+    )
     if run.is_agent_turn:
         run.conversation_id = conversation_id or run.pk
     run.save(force_insert=True)
@@ -199,6 +217,7 @@ def do_get_or_create_child_run(
     if child is None:
         child = Run(
             **_identity(agent),
+            tenant_id=parent.tenant_id,
             input=input,
             dry_run=parent.dry_run,
             read_only=parent.read_only,
@@ -279,7 +298,8 @@ def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterab
             run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
             append_entry(run, Entry(kind=JournalKind.RUN_FAILED, payload={"failureMessage": message}))
         case Suspended(waitpoint=waitpoint, node_id=node_id):
-            run.status, run.waitpoint = RunStatus.SUSPENDED, {**waitpoint, "nodeId": node_id}
+            run.status = RunStatus.SUSPENDED
+            run.waitpoint = waitpoints.on_suspend(run, {**waitpoint, "nodeId": node_id})
             append_entry(
                 run,
                 Entry(kind=JournalKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint}),
@@ -350,6 +370,7 @@ def _cancel(run: Run, *, reason: str, acting_user) -> None:
     run.status, run.finished_at, run.waitpoint = RunStatus.CANCELLED, timezone.now(), None
     run.claim_token, run.claim_expires_at = "", None
     run.save()
+    waitpoints.on_cancel(run)
     for child in (
         Run.objects.select_for_update()
         .filter(parent=run)

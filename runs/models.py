@@ -43,6 +43,7 @@ class JournalKind(models.TextChoices):
 
 class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.PROTECT, related_name="runs")
     flow_key = models.CharField("flow id", max_length=200)
     flow_version = models.CharField(max_length=64)
     agent_key = models.CharField("agent id", max_length=200, blank=True)
@@ -82,8 +83,8 @@ class Run(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["status", "-created_at"]),
-            models.Index(fields=["flow_key", "-created_at"]),
+            models.Index(fields=["tenant", "status", "-created_at"]),
+            models.Index(fields=["tenant", "flow_key", "-created_at"]),
         ]
         constraints = [
             models.UniqueConstraint(

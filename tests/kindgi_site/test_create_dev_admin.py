@@ -13,7 +13,9 @@ def test_creates_the_admin_once_and_prints_the_password_once(capsys, client):
     first = capsys.readouterr().out
     password = first.split("with password '")[1].split("'")[0]
     assert client.login(username="admin", password=password)
-    assert get_user_model().objects.get(username="admin").is_superuser
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.is_superuser
+    assert (admin.membership.tenant.slug, admin.membership.is_tenant_admin) == ("default", True)
 
     call_command("create_dev_admin")
     second = capsys.readouterr().out

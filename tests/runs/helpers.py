@@ -1,6 +1,7 @@
 from kindgi import ModelReply, ToolCall
 from runs.actions import check_start_run
 from runs.models import Run
+from tests.factories import default_tenant
 
 
 def calls(*specs: tuple[str, str, dict]) -> ModelReply:
@@ -17,7 +18,7 @@ def answer(text: str = "done") -> ModelReply:
 
 
 def start(agent: str, message: str = "go", **options) -> Run:
-    return check_start_run(agent_id=agent, input={"userMessage": message}, **options)
+    return check_start_run(tenant=default_tenant(), agent_id=agent, input={"userMessage": message}, **options)
 
 
 def overlapping(timeline, *labels: str) -> bool:

@@ -6,6 +6,7 @@ from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import do_resume_run
 from runs.engine.models import ModelError
 from runs.models import RunStatus
+from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .helpers import answer, before, calls, overlapping, reads, start
@@ -406,7 +407,9 @@ class TestAgentInput:
 
         with pytest.raises(RunInputError) as error:
             check_start_run(
-                agent_id="probe.toned", input={"userMessage": "", "maxWords": "many", "colour": "red"}
+                tenant=default_tenant(),
+                agent_id="probe.toned",
+                input={"userMessage": "", "maxWords": "many", "colour": "red"},
             )
         assert error.value.errors == [
             "/userMessage: String should have at least 1 character",
@@ -417,6 +420,8 @@ class TestAgentInput:
         assert Run.objects.count() == 0
         SCRIPT.replies = [answer()]
         run = check_start_run(
-            agent_id="probe.toned", input={"userMessage": "hi", "tone": "dry", "maxWords": "12"}
+            tenant=default_tenant(),
+            agent_id="probe.toned",
+            input={"userMessage": "hi", "tone": "dry", "maxWords": "12"},
         )
         assert run.input == {"userMessage": "hi", "tone": "dry", "maxWords": 12}

@@ -7,6 +7,7 @@ import pytest
 from runs.actions import check_start_run, do_resume_run
 from runs.exceptions import RunInputError, RunStateError
 from runs.models import Run, RunStatus
+from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .helpers import answer, calls, start
@@ -16,6 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def next_turn(first: Run, message: str, agent: str | None = None) -> Run:
     return check_start_run(
+        tenant=default_tenant(),
         agent_id=agent or first.agent_key,
         input={"userMessage": message},
         conversation_id=first.conversation_id,
@@ -101,12 +103,20 @@ def test_continuing_needs_an_existing_conversation_with_the_same_agent_and_no_un
     first = start("probe.free")
     unknown = uuid.uuid4()
     with pytest.raises(RunInputError, match=f"/conversationId: there is no conversation {unknown}"):
-        check_start_run(agent_id="probe.free", input={"userMessage": "x"}, conversation_id=unknown)
+        check_start_run(
+            tenant=default_tenant(),
+            agent_id="probe.free",
+            input={"userMessage": "x"},
+            conversation_id=unknown,
+        )
     with pytest.raises(RunInputError, match=r"is with probe\.free, not probe\.gated"):
         next_turn(first, "x", agent="probe.gated")
     with pytest.raises(RunInputError, match="only an agent turn continues a conversation"):
         check_start_run(
-            flow_id="my-pack.check-order", input={"orderId": "ord_1001"}, conversation_id=first.pk
+            tenant=default_tenant(),
+            flow_id="my-pack.check-order",
+            input={"orderId": "ord_1001"},
+            conversation_id=first.pk,
         )
     waiting = start("acme-ops.status-agent", "post this")
     with pytest.raises(RunStateError, match=f"has a turn that is still suspended \\(run {waiting.pk}\\)"):

@@ -13,6 +13,7 @@ from django.tasks import task_backends
 from runs.actions import check_start_run, do_resume_run
 from runs.models import RunStatus
 from runs.tasks import execute_run
+from tests.factories import default_tenant
 
 from .helpers import start
 
@@ -56,7 +57,11 @@ def run_worker() -> subprocess.CompletedProcess:
 
 
 def test_a_queued_flow_run_is_executed_by_a_worker(database_queue):
-    run = check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    run = check_start_run(
+        tenant=default_tenant(),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_1001"},
+    )
     assert run.status == RunStatus.QUEUED
     assert run.journal.count() == 0
     run_worker()

@@ -13,6 +13,7 @@ from runs.engine.executor import execute
 from runs.engine.outcomes import Entry
 from runs.models import JournalEntry, Run, RunStatus
 from runs.tasks import execute_run
+from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .helpers import answer, calls, start
@@ -44,6 +45,7 @@ def test_delivering_start_and_resume_again_changes_nothing():
 def stalled_run(*, status=RunStatus.RUNNING, claim_expires_in=timedelta(minutes=5), messages=(), journal=()):
     """A run as an executor left it: claimed, with some of its steps journaled."""
     run = Run.objects.create(
+        tenant=default_tenant(),
         flow_key="agent.turn",
         flow_version="1.1.0",
         agent_key="probe.free",

@@ -6,6 +6,7 @@ from packs.my_pack.order_book import ORDER_BOOK
 from runs.actions import check_start_run, do_cancel_run, do_resume_run
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from runs.models import JournalEntry, Run, RunStatus
+from tests.factories import default_tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -15,7 +16,12 @@ def kinds(run: Run) -> list[tuple[int, str, str]]:
 
 
 def test_check_order_dry_run_completes_with_the_shipped_order():
-    run = check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"}, dry_run=True)
+    run = check_start_run(
+        tenant=default_tenant(),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_1001"},
+        dry_run=True,
+    )
     assert (run.status, run.dry_run, run.flow_version) == (RunStatus.COMPLETED, True, "0.1.0")
     assert run.output == {"status": "shipped", "orderId": "ord_1001", "totalCents": 4200}
     assert list(run.output) == ["status", "orderId", "totalCents"]
@@ -32,7 +38,10 @@ def test_check_order_dry_run_completes_with_the_shipped_order():
 
 def test_note_order_dry_run_fails_before_the_effectful_tool_is_called():
     run = check_start_run(
-        flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "Customer called"}, dry_run=True
+        tenant=default_tenant(),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "Customer called"},
+        dry_run=True,
     )
     assert (run.status, run.dry_run) == (RunStatus.FAILED, True)
     assert run.failure_message == (
@@ -45,7 +54,9 @@ def test_note_order_dry_run_fails_before_the_effectful_tool_is_called():
 
 def test_note_order_for_real_writes_the_note():
     run = check_start_run(
-        flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "Customer called"}
+        tenant=default_tenant(),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "Customer called"},
     )
     assert run.status == RunStatus.COMPLETED
     assert run.output == {"orderId": "ord_1001", "noteId": "note_1", "noteCount": 1}
@@ -54,7 +65,10 @@ def test_note_order_for_real_writes_the_note():
 
 def test_a_read_only_flow_run_refuses_the_write_step():
     run = check_start_run(
-        flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "x"}, read_only=True
+        tenant=default_tenant(),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "x"},
+        read_only=True,
     )
     assert run.status == RunStatus.FAILED
     assert run.failure_message.startswith('read-only-run: tool "my-pack.add-order-note" is not read-only')
@@ -62,7 +76,12 @@ def test_a_read_only_flow_run_refuses_the_write_step():
 
 
 def test_echo_flow_dry_run_skips_the_model_call():
-    run = check_start_run(flow_id="my-pack.echo-flow", input={"name": "Ada"}, dry_run=True)
+    run = check_start_run(
+        tenant=default_tenant(),
+        flow_id="my-pack.echo-flow",
+        input={"name": "Ada"},
+        dry_run=True,
+    )
     assert run.status == RunStatus.COMPLETED
     assert run.output == {"reply": "[dry-run: model call skipped]", "greeting": "Hello, Ada!"}
     child = run.children.get()
@@ -77,7 +96,7 @@ def test_echo_flow_dry_run_skips_the_model_call():
 
 
 def test_echo_flow_runs_its_agent_as_a_child_run():
-    run = check_start_run(flow_id="my-pack.echo-flow", input={"name": "Ada"})
+    run = check_start_run(tenant=default_tenant(), flow_id="my-pack.echo-flow", input={"name": "Ada"})
     assert run.output == {"reply": "Hello, Ada!", "greeting": "Hello, Ada!"}
     child = run.children.get()
     assert child.input == {"userMessage": "Hello, Ada!"}
@@ -88,7 +107,11 @@ def test_echo_flow_runs_its_agent_as_a_child_run():
 
 
 def test_a_failing_tool_step_fails_the_run_with_the_tools_error():
-    run = check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_404"})
+    run = check_start_run(
+        tenant=default_tenant(),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_404"},
+    )
     assert run.status == RunStatus.FAILED
     assert run.failure_message == (
         'tool-failed: node "lookup": tool "my-pack.lookup-order" returned ORDER_NOT_FOUND: '
@@ -99,34 +122,45 @@ def test_a_failing_tool_step_fails_the_run_with_the_tools_error():
 
 def test_invalid_input_names_each_field_and_leaves_no_run():
     with pytest.raises(RunInputError) as error:
-        check_start_run(flow_id="my-pack.note-order", input={"orderId": "", "txt": "x"})
+        check_start_run(
+            tenant=default_tenant(),
+            flow_id="my-pack.note-order",
+            input={"orderId": "", "txt": "x"},
+        )
     assert error.value.errors == [
         "/orderId: String should have at least 1 character",
         "/text: Field required",
     ]
     with pytest.raises(RunInputError, match="/userMessage: Field required"):
-        check_start_run(agent_id="acme-ops.status-agent", input={"message": "hi"})
+        check_start_run(tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"message": "hi"})
     with pytest.raises(RunInputError, match="/: Input should be"):
-        check_start_run(flow_id="my-pack.check-order", input=["ord_1001"])
+        check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input=["ord_1001"])
     assert Run.objects.count() == 0
     assert JournalEntry.objects.count() == 0
 
 
 def test_an_unknown_flow_or_agent_is_refused():
     with pytest.raises(UnknownDefinitionError, match=r'there is no flow "my-pack\.nope"'):
-        check_start_run(flow_id="my-pack.nope", input={})
+        check_start_run(tenant=default_tenant(), flow_id="my-pack.nope", input={})
     with pytest.raises(
         UnknownDefinitionError, match=r'there is no agent "my-pack\.echo-agent" version 9\.9\.9'
     ):
-        check_start_run(agent_id="my-pack.echo-agent", version="9.9.9", input={"userMessage": "x"})
+        check_start_run(
+            tenant=default_tenant(),
+            agent_id="my-pack.echo-agent",
+            version="9.9.9",
+            input={"userMessage": "x"},
+        )
     with pytest.raises(RunInputError, match="exactly one of a flow or an agent"):
-        check_start_run(input={})
+        check_start_run(tenant=default_tenant(), input={})
     assert Run.objects.count() == 0
 
 
 def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
     flow = check_start_run(
-        flow_id="acme-ops.status-flow", input={"userMessage": "Checkout is back to normal."}
+        tenant=default_tenant(),
+        flow_id="acme-ops.status-flow",
+        input={"userMessage": "Checkout is back to normal."},
     )
     assert flow.status == RunStatus.SUSPENDED
     child = flow.children.get()
@@ -164,7 +198,11 @@ def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
 
 
 def test_a_resolution_must_match_what_the_run_waits_on():
-    run = check_start_run(agent_id="acme-ops.status-agent", input={"userMessage": "Up."})
+    run = check_start_run(
+        tenant=default_tenant(),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
+    )
     with pytest.raises(RunStateError, match="does not wait on"):
         do_resume_run(
             run.pk, waitpoint_key={"kind": "approval", "callId": "other"}, resolution={"decision": "approve"}
@@ -183,7 +221,11 @@ def test_a_resolution_must_match_what_the_run_waits_on():
 
 
 def test_cancelling_a_flow_cancels_its_child_and_nothing_runs_after():
-    flow = check_start_run(flow_id="acme-ops.status-flow", input={"userMessage": "Up."})
+    flow = check_start_run(
+        tenant=default_tenant(),
+        flow_id="acme-ops.status-flow",
+        input={"userMessage": "Up."},
+    )
     child = flow.children.get()
     do_cancel_run(flow.pk, reason="changed my mind")
     flow.refresh_from_db()
@@ -195,3 +237,21 @@ def test_cancelling_a_flow_cancels_its_child_and_nothing_runs_after():
         do_resume_run(child.pk, waitpoint_key={"kind": "approval"}, resolution={"decision": "approve"})
     with pytest.raises(RunStateError, match="already cancelled"):
         do_cancel_run(flow.pk)
+
+
+def test_a_run_belongs_to_the_acting_users_tenant_and_an_outsider_starts_nothing():
+    from django.contrib.auth import get_user_model
+
+    from tenants.exceptions import NotAMemberError
+    from tests.factories import member, other_tenant
+
+    ada = member("ada", tenant=other_tenant())
+    run = check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"}, acting_user=ada)
+    assert (run.tenant.slug, run.started_by) == ("globex", ada)
+
+    outsider = get_user_model().objects.create_user(username="outsider")
+    with pytest.raises(NotAMemberError, match="belongs to no tenant"):
+        check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"}, acting_user=outsider)
+    with pytest.raises(NotAMemberError):
+        check_start_run(flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    assert Run.objects.count() == 1

@@ -3,6 +3,9 @@ import secrets
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from tenants.models import Membership, Tenant
 
 
 class Command(BaseCommand):
@@ -28,10 +31,13 @@ class Command(BaseCommand):
             )
             return
         password = secrets.token_urlsafe(12)
-        users.objects.create_superuser(username=username, email="", password=password)
+        with transaction.atomic():
+            tenant, _ = Tenant.objects.get_or_create(slug="default", defaults={"name": "Default"})
+            user = users.objects.create_superuser(username=username, email="", password=password)
+            Membership.objects.create(user=user, tenant=tenant, is_tenant_admin=True)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Created the development admin. Sign in at /admin/ as {username!r} "
-                f"with password {password!r} (shown only this once)."
+                f"Created the development admin, an admin of tenant {tenant.slug!r}. Sign in at /admin/ "
+                f"as {username!r} with password {password!r} (shown only this once)."
             )
         )

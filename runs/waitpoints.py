@@ -1,0 +1,36 @@
+"""What other apps do when a run starts or stops waiting on a waitpoint of theirs.
+
+The approvals app registers the ``approval`` kind: it creates an Approval when
+a run suspends on one and cancels it when the run is cancelled. Handlers run
+inside the run's transaction, with the run row locked, so a waitpoint and its
+record come and go together.
+"""
+
+from typing import Any, Protocol
+
+from runs.models import Run
+
+
+class WaitpointHandler(Protocol):
+    def on_suspend(self, run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
+        """Record what the run waits on; return the waitpoint to store (it may add ids)."""
+
+    def on_cancel(self, run: Run) -> None:
+        """The run was cancelled while it may have been waiting."""
+
+
+_handlers: dict[str, WaitpointHandler] = {}
+
+
+def register(kind: str, handler: WaitpointHandler) -> None:
+    _handlers[kind] = handler
+
+
+def on_suspend(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
+    handler = _handlers.get(waitpoint.get("kind", ""))
+    return handler.on_suspend(run, waitpoint) if handler else waitpoint
+
+
+def on_cancel(run: Run) -> None:
+    for handler in _handlers.values():
+        handler.on_cancel(run)

@@ -1,0 +1,9 @@
+from tenants.exceptions import NotAMemberError
+from tenants.models import Tenant
+
+
+def tenant_for_user(user) -> Tenant:
+    membership = getattr(user, "membership", None) if user is not None else None
+    if membership is None:
+        raise NotAMemberError(f"user {user} belongs to no tenant; ask an admin to add them to one")
+    return membership.tenant

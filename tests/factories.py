@@ -1,0 +1,21 @@
+"""Objects the tests need, made the way the application makes them."""
+
+from django.contrib.auth import get_user_model
+
+from tenants.models import Membership, Tenant
+
+
+def default_tenant() -> Tenant:
+    tenant, _ = Tenant.objects.get_or_create(slug="acme", defaults={"name": "Acme"})
+    return tenant
+
+
+def other_tenant() -> Tenant:
+    tenant, _ = Tenant.objects.get_or_create(slug="globex", defaults={"name": "Globex"})
+    return tenant
+
+
+def member(username: str, *, tenant: Tenant | None = None, tenant_admin: bool = False):
+    user = get_user_model().objects.create_user(username=username, password="a-long-test-password")
+    Membership.objects.create(user=user, tenant=tenant or default_tenant(), is_tenant_admin=tenant_admin)
+    return user

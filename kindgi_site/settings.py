@@ -129,6 +129,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A model for agents that name none, e.g. "openai:gpt-4.1-mini".
 KINDGI_DEFAULT_MODEL = os.environ.get("KINDGI_DEFAULT_MODEL", "")
 
+# Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
+KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
+
+# Four-eyes: a reviewer may not decide the calls of a run they started.
+KINDGI_FOUR_EYES = os.environ.get("KINDGI_FOUR_EYES", "").lower() in {"1", "true", "yes", "on"}
+
+# Seconds before a pending approval expires (None: never), unless its rule says otherwise.
+KINDGI_APPROVAL_TTL_SECONDS = None
+
 KINDGI_PACKS = [
     pack.strip()
     for pack in os.environ.get("KINDGI_PACKS", "packs.my_pack,packs.acme_ops").split(",")

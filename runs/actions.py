@@ -321,17 +321,29 @@ def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterab
 def do_resume_run(run_id: UUID, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any]) -> Run:
     """Resolve what a suspended run waits on and queue it to continue.
 
-    ``waitpoint_key`` must match the run's waitpoint (e.g. ``{"kind": "approval", "callId": …}``),
-    so a stale or repeated resolution cannot resume the run at another wait.
+    Waitpoints another app owns (an approval) are resolved through that app, never here.
     """
     run = Run.objects.select_for_update().get(pk=run_id)
+    kind = (run.waitpoint or {}).get("kind", "")
+    if waitpoints.owned_by_an_app(kind):
+        raise RunStateError(f"run {run_id} waits on an {kind}; it resumes when the {kind} is decided")
+    resume_locked_run(run, waitpoint_key=waitpoint_key, resolution=resolution)
+    return run
+
+
+def resume_locked_run(run: Run, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any]) -> None:
+    """Resume ``run`` inside the caller's transaction, so the resolution and the resume commit together.
+
+    Precondition: ``run`` is locked with select_for_update. ``waitpoint_key`` must match the
+    run's waitpoint (e.g. ``{"kind": "approval", "callId": …}``), so that a stale or repeated
+    resolution cannot resume the run at another wait.
+    """
     if run.status != RunStatus.SUSPENDED:
-        raise RunStateError(f"run {run_id} is {run.status}, not suspended")
+        raise RunStateError(f"run {run.pk} is {run.status}, not suspended")
     waitpoint = run.waitpoint or {}
     if any(waitpoint.get(key) != value for key, value in waitpoint_key.items()):
-        raise RunStateError(f"run {run_id} does not wait on {dict(waitpoint_key)}")
+        raise RunStateError(f"run {run.pk} does not wait on {dict(waitpoint_key)}")
     _resume(run, resolution)
-    return run
 
 
 def _resume(run: Run, resolution: Mapping[str, Any]) -> None:

@@ -26,6 +26,11 @@ def register(kind: str, handler: WaitpointHandler) -> None:
     _handlers[kind] = handler
 
 
+def owned_by_an_app(kind: str) -> bool:
+    """Whether waitpoints of ``kind`` are resolved only through the app that registered them."""
+    return kind in _handlers
+
+
 def on_suspend(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
     handler = _handlers.get(waitpoint.get("kind", ""))
     return handler.on_suspend(run, waitpoint) if handler else waitpoint

@@ -19,3 +19,13 @@ def member(username: str, *, tenant: Tenant | None = None, tenant_admin: bool = 
     user = get_user_model().objects.create_user(username=username, password="a-long-test-password")
     Membership.objects.create(user=user, tenant=tenant or default_tenant(), is_tenant_admin=tenant_admin)
     return user
+
+
+def reviewer(username: str = "rita", *, role: str = "standard", tenant: Tenant | None = None):
+    from approvals.models import Reviewer
+
+    user = member(username, tenant=tenant)
+    Reviewer.objects.create(
+        user=user, tenant=user.membership.tenant, role=role, display_name=username.title()
+    )
+    return user

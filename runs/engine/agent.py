@@ -37,6 +37,7 @@ DRY_RUN_REPLY = "[dry-run: model call skipped]"
 APPROVAL_WAITPOINT = "approval"
 GUARDRAIL_REFUSED = "GUARDRAIL_REFUSED"
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran with these."
 REFUSED_RESULTS = {JournalKind.TOOL_COMPLETED, JournalKind.TOOL_FAILED, JournalKind.TOOL_REFUSED}
 
 
@@ -48,6 +49,8 @@ class ReadyCall:
     tool: ToolDefinition
     arguments: dict[str, Any]
     gate: GateDecision
+    # The model's arguments, when a reviewer approved edited ones instead.
+    model_arguments: dict[str, Any] | None = None
 
 
 def _setting(name: str, default: Any) -> Any:
@@ -261,6 +264,7 @@ class AgentTurnExecution:
         """Decide whether ``call`` runs now. Returns what to run, an outcome that stops the turn,
         or None once the call's result is recorded without running it."""
         tool_id, call_id = call["toolId"], call["id"]
+        model_arguments = None
         tool = self.tools.get(tool_id)
         if tool is None:
             self._refuse(
@@ -328,6 +332,8 @@ class AgentTurnExecution:
                 )
                 return None
             approved.add(tool_id)
+            if "arguments" in resolution:
+                model_arguments, arguments = arguments, dict(resolution["arguments"])
         for guardrail in self.agent.guardrails:
             if not guardrail.applies_to(tool_id):
                 continue
@@ -367,7 +373,9 @@ class AgentTurnExecution:
                     ),
                 )
                 return None
-        return ReadyCall(call=call, tool=tool, arguments=arguments, gate=decision)
+        return ReadyCall(
+            call=call, tool=tool, arguments=arguments, gate=decision, model_arguments=model_arguments
+        )
 
     def _execute(self, ready: list[ReadyCall]) -> None:
         self._record(
@@ -380,6 +388,11 @@ class AgentTurnExecution:
                         "toolVersion": item.tool.version,
                         "arguments": item.arguments,
                         "gate": item.gate.to_dict(),
+                        **(
+                            {"modelArguments": item.model_arguments}
+                            if item.model_arguments is not None
+                            else {}
+                        ),
                     },
                 )
                 for item in ready
@@ -394,8 +407,11 @@ class AgentTurnExecution:
         entries = []
         for item, invocation in zip(ready, invocations, strict=True):
             call_id = item.call["id"]
-            self.results[call_id] = self._message(item.tool.id, call_id, invocation.result)
-            payload = {"callId": call_id, "toolId": item.tool.id, "result": invocation.result}
+            result = invocation.result
+            if item.model_arguments is not None:
+                result = {"result": result, "note": EDITED_NOTE, "arguments": item.arguments}
+            self.results[call_id] = self._message(item.tool.id, call_id, result)
+            payload = {"callId": call_id, "toolId": item.tool.id, "result": result}
             if invocation.traceback:
                 payload["traceback"] = invocation.traceback
             kind = (

@@ -3,35 +3,23 @@
 import pytest
 
 from packs.acme_ops.status_page import STATUS_PAGE
-from runs.actions import do_resume_run
 from runs.engine.models import ModelError
 from runs.models import RunStatus
 from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
+from .decide import decide
 from .helpers import answer, before, calls, overlapping, reads, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def approve(run, call_id, **resolution):
-    do_resume_run(
-        run.pk,
-        waitpoint_key={"kind": "approval", "callId": call_id},
-        resolution={"decision": "approve", **resolution},
-    )
-    run.refresh_from_db()
-    return run
+def approve(run, call_id, **options):
+    return decide(run, call_id, "approve", **options)
 
 
 def reject(run, call_id, rationale):
-    do_resume_run(
-        run.pk,
-        waitpoint_key={"kind": "approval", "callId": call_id},
-        resolution={"decision": "reject", "rationale": rationale},
-    )
-    run.refresh_from_db()
-    return run
+    return decide(run, call_id, "reject", rationale)
 
 
 def tool_results(run):
@@ -50,6 +38,7 @@ class TestTheStatusAgent:
             "arguments": {"message": "Checkout is back to normal."},
             "gate": {"gate": "ask", "reason": "override always_ask (agent code)"},
             "nodeId": "",
+            "approvalId": str(run.approvals.get().pk),
         }
         assert STATUS_PAGE.posts == []
 

@@ -4,12 +4,13 @@ import uuid
 
 import pytest
 
-from runs.actions import check_start_run, do_resume_run
+from runs.actions import check_start_run
 from runs.exceptions import RunInputError, RunStateError
 from runs.models import Run, RunStatus
 from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
+from .decide import decide
 from .helpers import answer, calls, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,11 +62,7 @@ def test_outside_data_stays_wrapped_in_every_later_turns_history():
 
 
 def approve(run: Run, call_id: str, decision: str = "approve") -> Run:
-    do_resume_run(
-        run.pk, waitpoint_key={"kind": "approval", "callId": call_id}, resolution={"decision": decision}
-    )
-    run.refresh_from_db()
-    return run
+    return decide(run, call_id, decision)
 
 
 def test_a_tool_approved_in_an_earlier_turn_runs_without_asking():

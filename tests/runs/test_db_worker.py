@@ -10,11 +10,12 @@ from asgiref.local import Local
 from django.db import connection
 from django.tasks import task_backends
 
-from runs.actions import check_start_run, do_resume_run
+from runs.actions import check_start_run
 from runs.models import RunStatus
 from runs.tasks import execute_run
 from tests.factories import default_tenant
 
+from .decide import decide
 from .helpers import start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,12 +78,7 @@ def test_suspend_resume_and_redelivery_through_the_queue(database_queue):
     run.refresh_from_db()
     assert run.status == RunStatus.SUSPENDED
 
-    do_resume_run(
-        run.pk,
-        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
-        resolution={"decision": "approve"},
-    )
-    run.refresh_from_db()
+    run = decide(run, "call_post_update")
     assert run.status == RunStatus.QUEUED  # the decision only queued the resume
     execute_run.enqueue(str(run.pk))  # and the same task delivered twice
     run_worker()

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from packs.acme_ops.status_page import STATUS_PAGE
-from runs.actions import do_record, do_resume_run
+from runs.actions import do_record
 from runs.engine.executor import execute
 from runs.engine.outcomes import Entry
 from runs.models import JournalEntry, Run, RunStatus
@@ -16,6 +16,7 @@ from runs.tasks import execute_run
 from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
+from .decide import decide
 from .helpers import answer, calls, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,12 +30,7 @@ def test_delivering_start_and_resume_again_changes_nothing():
     run = start("acme-ops.status-agent", "Up again.")
     execute_run.enqueue(str(run.pk))  # a second delivery of the start task
     assert Run.objects.get(pk=run.pk).last_sequence == run.last_sequence
-    do_resume_run(
-        run.pk,
-        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
-        resolution={"decision": "approve"},
-    )
-    run.refresh_from_db()
+    run = decide(run, "call_post_update")
     finished = journal_of(run)
     execute_run.enqueue(str(run.pk))  # a second delivery of the resume task
     execute(run.pk)

@@ -1,12 +1,14 @@
 """Flow runs end to end with the immediate task backend, through the services."""
 
 import pytest
+from django.db import transaction
 
 from packs.my_pack.order_book import ORDER_BOOK
-from runs.actions import check_start_run, do_cancel_run, do_resume_run
+from runs.actions import check_start_run, do_cancel_run, do_resume_run, resume_locked_run
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from runs.models import JournalEntry, Run, RunStatus
 from tests.factories import default_tenant
+from tests.runs.decide import decide
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -175,11 +177,9 @@ def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
         "nodeId": "respond",
     }
 
-    do_resume_run(
-        child.pk,
-        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
-        resolution={"decision": "approve"},
-    )
+    approval = child.approvals.get()
+    assert approval.provenance_ref == {"runId": str(child.pk)}
+    decide(child, "call_post_update")
 
     flow.refresh_from_db()
     assert flow.status == RunStatus.COMPLETED
@@ -197,27 +197,22 @@ def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
     assert flow.journal.filter(kind="node.started").count() == 1
 
 
-def test_a_resolution_must_match_what_the_run_waits_on():
+def test_an_approval_waitpoint_resumes_only_through_its_decision():
     run = check_start_run(
         tenant=default_tenant(),
         agent_id="acme-ops.status-agent",
         input={"userMessage": "Up."},
     )
-    with pytest.raises(RunStateError, match="does not wait on"):
-        do_resume_run(
-            run.pk, waitpoint_key={"kind": "approval", "callId": "other"}, resolution={"decision": "approve"}
-        )
-    do_resume_run(
-        run.pk,
-        waitpoint_key={"kind": "approval", "callId": "call_post_update"},
-        resolution={"decision": "approve"},
-    )
-    with pytest.raises(RunStateError, match="is completed, not suspended"):
-        do_resume_run(
-            run.pk,
-            waitpoint_key={"kind": "approval", "callId": "call_post_update"},
-            resolution={"decision": "approve"},
-        )
+    with pytest.raises(RunStateError, match="waits on an approval; it resumes when the approval is decided"):
+        do_resume_run(run.pk, waitpoint_key={"kind": "approval"}, resolution={"decision": "approve"})
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        with pytest.raises(RunStateError, match="does not wait on"):
+            resume_locked_run(locked, waitpoint_key={"kind": "approval", "callId": "other"}, resolution={})
+    run = decide(run, "call_post_update")
+    assert run.status == RunStatus.COMPLETED
+    with transaction.atomic(), pytest.raises(RunStateError, match="is completed, not suspended"):
+        resume_locked_run(Run.objects.select_for_update().get(pk=run.pk), waitpoint_key={}, resolution={})
 
 
 def test_cancelling_a_flow_cancels_its_child_and_nothing_runs_after():
@@ -233,8 +228,9 @@ def test_cancelling_a_flow_cancels_its_child_and_nothing_runs_after():
     assert (flow.status, child.status) == (RunStatus.CANCELLED, RunStatus.CANCELLED)
     assert flow.journal.last().payload["reason"] == "changed my mind"
     assert child.journal.last().payload["reason"] == "its parent run was cancelled"
-    with pytest.raises(RunStateError, match="not suspended"):
-        do_resume_run(child.pk, waitpoint_key={"kind": "approval"}, resolution={"decision": "approve"})
+    assert child.approvals.get().status == "cancelled"
+    with pytest.raises(RunStateError, match="is cancelled, not suspended"):
+        do_resume_run(child.pk, waitpoint_key={}, resolution={})
     with pytest.raises(RunStateError, match="already cancelled"):
         do_cancel_run(flow.pk)
 

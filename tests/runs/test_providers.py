@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from runs.actions import do_resume_run
 from runs.models import RunStatus
 from tests.chat_server import ChatServer, text_reply, tool_calls_reply
 from tests.pack_fixtures.probes import TIMELINE
 
+from .decide import decide
 from .helpers import start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,10 +60,7 @@ def test_a_gated_call_waits_and_resumes_with_the_conversation_intact(chat):
     ]
     run = start("probe.remote", "Write w.")
     assert run.status == RunStatus.SUSPENDED
-    do_resume_run(
-        run.pk, waitpoint_key={"kind": "approval", "callId": "call_w"}, resolution={"decision": "approve"}
-    )
-    run.refresh_from_db()
+    run = decide(run, "call_w")
     assert run.output == {"reply": "Written."}
     assert len(chat.requests) == 2
     assert chat.requests[1]["body"]["messages"][-1]["tool_call_id"] == "call_w"

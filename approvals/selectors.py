@@ -1,0 +1,16 @@
+"""Reads of approvals and reviewers, always within one tenant."""
+
+from django.db.models import QuerySet
+
+from approvals.models import Approval, Reviewer
+
+
+def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[Approval]:
+    approvals = Approval.objects.filter(tenant=tenant).select_related("decision")
+    if status:
+        approvals = approvals.filter(status=status)
+    return approvals.order_by("-created_at")
+
+
+def reviewer_for_user(user) -> Reviewer | None:
+    return Reviewer.objects.filter(user=user).select_related("tenant").first()

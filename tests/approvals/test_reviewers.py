@@ -1,0 +1,57 @@
+import pytest
+
+from approvals.actions import check_register_reviewer
+from approvals.exceptions import ApprovalInputError, DecisionForbiddenError
+from approvals.models import Reviewer
+from tenants.exceptions import NotAMemberError
+from tests.factories import member
+
+pytestmark = pytest.mark.django_db
+
+
+def test_registering_and_registering_again_updates_the_record():
+    ada = member("ada")
+    first = check_register_reviewer(acting_user=ada, role="standard", display_name="Ada Lovelace")
+    assert (first.role, first.display_name, first.tenant.slug) == ("standard", "Ada Lovelace", "acme")
+    again = check_register_reviewer(acting_user=ada, role="standard", display_name="  Ada King ")
+    assert again.pk == first.pk
+    assert Reviewer.objects.get().display_name == "Ada King"
+
+
+def test_an_unknown_role_is_refused_with_the_valid_ones():
+    with pytest.raises(ApprovalInputError) as error:
+        check_register_reviewer(acting_user=member("ada"), role="boss", display_name="")
+    assert error.value.errors == [
+        "/role: 'boss' is not a reviewer role (valid roles: standard, senior, admin)",
+        "/displayName: a display name is required",
+    ]
+    assert not Reviewer.objects.exists()
+
+
+def test_a_higher_role_needs_a_tenant_admin():
+    with pytest.raises(
+        DecisionForbiddenError, match="only a tenant admin may register a reviewer with the role 'senior'"
+    ):
+        check_register_reviewer(acting_user=member("ada"), role="senior", display_name="Ada")
+    assert not Reviewer.objects.exists()
+    boss = check_register_reviewer(
+        acting_user=member("bea", tenant_admin=True), role="admin", display_name="Bea"
+    )
+    assert boss.role == "admin"
+
+
+def test_roles_come_from_settings(settings):
+    settings.KINDGI_REVIEWER_ROLES = ["junior", "lead"]
+    assert (
+        check_register_reviewer(acting_user=member("ada"), role="junior", display_name="Ada").role == "junior"
+    )
+    with pytest.raises(ApprovalInputError, match="valid roles: junior, lead"):
+        check_register_reviewer(acting_user=member("bob"), role="standard", display_name="Bob")
+
+
+def test_a_user_outside_any_tenant_cannot_register():
+    from django.contrib.auth import get_user_model
+
+    loner = get_user_model().objects.create_user(username="loner")
+    with pytest.raises(NotAMemberError):
+        check_register_reviewer(acting_user=loner, role="standard", display_name="Loner")

@@ -120,6 +120,14 @@ def do_complete_approval(
         )
     if approval.status != ApprovalStatus.PENDING:
         raise ApprovalConflictError(_already_decided(approval))
+    if approval.expires_at is not None and approval.expires_at <= timezone.now():
+        # Fail closed: past its time an approval lets nothing run; the sweep records the expiry.
+        raise ApprovalConflictError(f"approval {approval.pk} expired at {approval.expires_at.isoformat()}")
+    if approval.reviewer_ids and acting_user.pk not in approval.reviewer_ids:
+        names = ", ".join(
+            Reviewer.objects.filter(user_id__in=approval.reviewer_ids).values_list("display_name", flat=True)
+        )
+        raise DecisionForbiddenError(f"only these reviewers may decide this approval: {names or 'none'}")
     if not may_decide(reviewer.role, approval.required_role):
         raise DecisionForbiddenError(
             f"this approval needs a reviewer with the role {approval.required_role!r} or higher; "
@@ -185,3 +193,44 @@ def _validated_edit(approval: Approval, arguments: Any) -> dict[str, Any]:
     except ValidationError as error:
         raise ApprovalInputError([f"/arguments{line}" for line in field_errors(error)]) from None
     return validated.model_dump(mode="json", by_alias=True)
+
+
+EXPIRED_RATIONALE = "expired"
+
+
+def expire_due_approvals(*, now=None) -> int:
+    """Expire every pending approval whose time is up; return how many. Safe to run anywhere, any time."""
+    now = now or timezone.now()
+    due = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).values_list(
+        "pk", flat=True
+    )
+    return sum(1 for approval_id in list(due) if do_expire_approval(approval_id, now=now))
+
+
+@transaction.atomic(durable=True)
+def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
+    """Expire one approval if it is still pending and due: it counts as a rejection with the
+    rationale "expired", and its run resumes with the call not run."""
+    now = now or timezone.now()
+    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
+    if run_id is None:
+        return False
+    run = Run.objects.select_for_update().get(pk=run_id)
+    approval = Approval.objects.select_for_update().get(pk=approval_id)
+    if approval.status != ApprovalStatus.PENDING or approval.expires_at is None or approval.expires_at > now:
+        return False
+    Decision.objects.create(
+        approval=approval, decision=DecisionKind.REJECT, rationale=EXPIRED_RATIONALE, decided_at=now
+    )
+    approval.status, approval.decided_at = ApprovalStatus.EXPIRED, now
+    approval.save(update_fields=["status", "decided_at"])
+    resume_locked_run(
+        run,
+        waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)},
+        resolution={
+            "decision": DecisionKind.REJECT,
+            "rationale": EXPIRED_RATIONALE,
+            "approvalId": str(approval.pk),
+        },
+    )
+    return True

@@ -7,7 +7,10 @@ class ApprovalsConfig(AppConfig):
     name = "approvals"
 
     def ready(self):
+        from approvals.rules import rules_of_tenant
         from approvals.waitpoints import APPROVAL, ApprovalWaitpoints
         from runs import waitpoints
+        from runs.rules import register_rule_source
 
         waitpoints.register(APPROVAL, ApprovalWaitpoints())
+        register_rule_source(rules_of_tenant)

@@ -51,6 +51,8 @@ class Approval(models.Model):
     status = models.CharField(max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
     # The gate decision that asked for this approval, with its reason.
     gate = models.JSONField(default=dict)
+    # When a rule names reviewers, only these users may decide (and they still need the role).
+    reviewer_ids = models.JSONField(default=list, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -119,3 +121,78 @@ class Decision(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ImmutableRecordError(f"decision {self.pk} is an audit record and cannot be deleted")
+
+
+class ApprovalRule(models.Model):
+    """A tenant's rule for the calls it matches. The most specific matching rule decides
+    (runs.engine.gates.Rule.precedence says how specificity is judged)."""
+
+    class Gate(models.TextChoices):
+        ALWAYS_ASK = "always_ask", "always ask"
+        ASK_ONCE = "ask_once", "ask on first use in a conversation"
+        NEVER_ASK = "never_ask", "never ask"
+        DENY = "deny", "deny (the model is told why)"
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="approval_rules")
+    name = models.CharField(max_length=200)
+    tool_pattern = models.CharField(
+        "tools", max_length=200, default="*", help_text="Glob on the tool id, e.g. acme-ops.* (* for any)."
+    )
+    agent_pattern = models.CharField(
+        "agents", max_length=200, default="*", help_text="Glob on the agent id (* for any)."
+    )
+    effect_kind = models.CharField(
+        max_length=32, blank=True, help_text="Only tools with an effect of this kind (empty for any)."
+    )
+    resource_pattern = models.CharField(
+        "resources",
+        max_length=200,
+        blank=True,
+        help_text="Glob on an effect's resource, e.g. external:* (empty for any).",
+    )
+    condition = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Match only when this holds on the call's arguments, e.g. /amountCents > 10000.",
+    )
+    gate = models.CharField(max_length=16, choices=Gate.choices)
+    required_role = models.CharField(max_length=32, blank=True, help_text="Empty: the lowest role.")
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="+",
+        help_text="If any are named, only they may decide (and still need the role).",
+    )
+    ttl_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seconds until its approvals expire (empty: the site's default)."
+    )
+    reason = models.CharField(max_length=500, blank=True, help_text="Told to the model when the gate denies.")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tenant", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from approvals.roles import is_role, reviewer_roles
+        from kindgi.conditions import ConditionError, parse_condition
+        from kindgi.effects import EffectKind
+
+        errors = {}
+        if self.effect_kind and self.effect_kind not in {k.value for k in EffectKind}:
+            errors["effect_kind"] = f"not one of: {', '.join(k.value for k in EffectKind)}"
+        if self.required_role and not is_role(self.required_role):
+            errors["required_role"] = f"not one of: {', '.join(reviewer_roles())}"
+        if self.condition:
+            try:
+                parse_condition(self.condition)
+            except ConditionError as error:
+                errors["condition"] = str(error)
+        if errors:
+            from django.core.exceptions import ValidationError
+
+            raise ValidationError(errors)

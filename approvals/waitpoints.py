@@ -33,6 +33,7 @@ class ApprovalWaitpoints:
                 "arguments": waitpoint["arguments"],
                 "required_role": gate.get("requiredRole") or lowest_role(),
                 "gate": gate,
+                "reviewer_ids": list(gate.get("reviewerIds", [])),
                 "expires_at": _expiry(gate),
             },
         )

@@ -90,6 +90,8 @@ class AgentDefinition:
     parallel_tool_calls: bool = True
     # None: the agent has no `hitl.tools`, so no tool gates of its own.
     gate_overrides: Mapping[str, GateOverride] | None = None
+    # Overrides that apply only when a predicate on the call's arguments holds, by tool id.
+    override_conditions: Mapping[str, Callable[[Mapping[str, Any]], bool]] = field(default_factory=dict)
 
     @property
     def model_name(self) -> str:
@@ -116,6 +118,13 @@ class AgentDefinition:
             return {}
         overrides = {tool_id: gate.value for tool_id, gate in self.gate_overrides.items()}
         return {"hitl": {"tools": {"overrides": overrides}}}
+
+    @property
+    def override_condition_names(self) -> dict[str, str]:
+        return {
+            tool_id: f"{when.__module__}.{getattr(when, '__qualname__', repr(when))}"
+            for tool_id, when in self.override_conditions.items()
+        }
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -218,6 +227,9 @@ def define_agent(
         if not isinstance(capability, Mapping):
             raise DefinitionError(f"{what}: capabilities[{index}]: must be a mapping")
 
+    gate_overrides, override_conditions = _parse_conversation_policy(
+        conversation_policy, tool_refs, what=what
+    )
     return AgentDefinition(
         id=id,
         version=version,
@@ -230,42 +242,52 @@ def define_agent(
         parameters=parameter_list,
         capabilities=capability_list,
         parallel_tool_calls=parallel_tool_calls,
-        gate_overrides=_parse_conversation_policy(conversation_policy, tool_refs, what=what),
+        gate_overrides=gate_overrides,
+        override_conditions=override_conditions,
     )
 
 
 def _parse_conversation_policy(
     policy: Mapping[str, Any] | None, tool_refs: tuple[ToolRef, ...], *, what: str
-) -> dict[str, GateOverride] | None:
+) -> tuple[dict[str, GateOverride] | None, dict[str, Callable[[Mapping[str, Any]], bool]]]:
+    """Overrides are ``"always_ask"``/``"never_ask"``, or ``{"gate": …, "when": predicate}`` to
+    apply only when ``predicate(arguments)`` is true."""
     if policy is None:
-        return None
+        return None, {}
     where = f"{what}: conversation_policy"
     hitl = _mapping_with_keys(policy, {"hitl"}, where=where).get("hitl")
     if hitl is None:
-        return None
+        return None, {}
     where += ".hitl"
     hitl_tools = _mapping_with_keys(hitl, {"tools"}, where=where).get("tools")
     if hitl_tools is None:
-        return None
+        return None, {}
     where += ".tools"
     raw_overrides = _mapping_with_keys(hitl_tools, {"overrides"}, where=where).get("overrides", {})
     where += ".overrides"
     raw_overrides = _mapping_with_keys(raw_overrides, None, where=where)
     own_tools = {ref.id for ref in tool_refs}
     overrides: dict[str, GateOverride] = {}
+    conditions: dict[str, Callable[[Mapping[str, Any]], bool]] = {}
     for tool_id, value in raw_overrides.items():
+        place = f"{where}[{tool_id!r}]"
         if tool_id not in own_tools:
             raise DefinitionError(
-                f"{where}[{tool_id!r}]: the agent has no tool {tool_id!r} "
+                f"{place}: the agent has no tool {tool_id!r} "
                 f"(its tools: {', '.join(sorted(own_tools)) or 'none'})"
             )
+        if isinstance(value, Mapping):
+            value = _mapping_with_keys(value, {"gate", "when"}, where=place)
+            when = value.get("when")
+            if not callable(when):
+                raise DefinitionError(f"{place}.when: must be a predicate on the call's arguments")
+            conditions[tool_id] = when
+            value = value.get("gate")
         try:
             overrides[tool_id] = GateOverride(value)
         except ValueError:
-            raise DefinitionError(
-                f"{where}[{tool_id!r}]: {value!r} is not one of: {GATE_OVERRIDE_TEXT}"
-            ) from None
-    return overrides
+            raise DefinitionError(f"{place}: {value!r} is not one of: {GATE_OVERRIDE_TEXT}") from None
+    return overrides, conditions
 
 
 def _mapping_with_keys(value: Any, allowed: set[str] | None, *, where: str) -> Mapping[str, Any]:

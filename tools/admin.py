@@ -92,7 +92,7 @@ class ToolAdmin(DefinitionAdmin):
 class AgentGateOverrideForm(forms.ModelForm):
     class Meta:
         model = AgentGateOverride
-        fields = ["tool_key", "gate"]
+        fields = ["tool_key", "gate", "condition"]
 
 
 class AgentGateOverrideInline(admin.TabularInline):
@@ -167,7 +167,17 @@ class AgentAdmin(DefinitionAdmin):
 
     @admin.display(description="overrides in code")
     def code_overrides_plain(self, obj: Agent) -> str:
-        return self._overrides_text(obj.code_overrides)
+        return self._overrides_text(
+            {
+                tool: gate
+                + (
+                    f" when {obj.code_override_conditions[tool]}(arguments)"
+                    if tool in obj.code_override_conditions
+                    else ""
+                )
+                for tool, gate in obj.code_overrides.items()
+            }
+        )
 
     @admin.display(description="overrides in effect")
     def effective_overrides_plain(self, obj: Agent) -> str:

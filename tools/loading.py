@@ -71,6 +71,7 @@ def agent_fields(agent: AgentDefinition) -> dict[str, Any]:
         "parallel_tool_calls": agent.parallel_tool_calls,
         "gates_enabled": agent.gates_enabled,
         "code_overrides": {k: v.value for k, v in (agent.gate_overrides or {}).items()},
+        "code_override_conditions": agent.override_condition_names,
         "input_schema": agent.input_schema,
     }
 

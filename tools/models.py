@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from kindgi import GateOverride
+from kindgi.conditions import ConditionError, parse_condition
 
 
 class Definition(models.Model):
@@ -81,6 +82,9 @@ class Agent(Definition):
         default=False, help_text="The agent declares conversation_policy.hitl.tools."
     )
     code_overrides = models.JSONField(default=dict, help_text="Gate overrides declared in code, by tool id.")
+    code_override_conditions = models.JSONField(
+        default=dict, help_text="The predicates some code overrides apply under, by tool id."
+    )
     input_schema = models.JSONField(default=dict)
 
     class Meta(Definition.Meta):
@@ -95,7 +99,12 @@ class Agent(Definition):
     def effective_overrides(self) -> dict[str, str]:
         """Gate overrides by tool id: the code's, with the admin's taking precedence."""
         overrides = dict(self.code_overrides)
-        overrides.update({o.tool_key: o.gate for o in self.admin_overrides.all()})
+        overrides.update(
+            {
+                o.tool_key: o.gate + (f" when {o.condition}" if o.condition else "")
+                for o in self.admin_overrides.all()
+            }
+        )
         return overrides
 
 
@@ -105,6 +114,12 @@ class AgentGateOverride(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="admin_overrides")
     tool_key = models.CharField("tool", max_length=200)
     gate = models.CharField(max_length=16, choices=[(g.value, g.value) for g in GateOverride])
+    condition = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Apply only when this holds on the call's arguments, e.g. /amountCents > 10000. "
+        "Empty: always.",
+    )
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -128,6 +143,11 @@ class AgentGateOverride(models.Model):
                     f"(its tools: {', '.join(self.agent.tool_keys) or 'none'})"
                 }
             )
+        if self.condition:
+            try:
+                parse_condition(self.condition)
+            except ConditionError as error:
+                raise ValidationError({"condition": str(error)}) from None
 
 
 class Flow(Definition):

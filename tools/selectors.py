@@ -25,10 +25,10 @@ def catalog_summary() -> CatalogSummary:
     )
 
 
-def agent_admin_overrides(agent_id: str, version: str) -> dict[str, str]:
-    """The gate overrides an admin set for one agent version, by tool id."""
-    return dict(
-        AgentGateOverride.objects.filter(agent__key=agent_id, agent__version=version).values_list(
-            "tool_key", "gate"
-        )
-    )
+def agent_admin_overrides(agent_id: str, version: str) -> dict[str, tuple[str, str]]:
+    """The gate overrides an admin set for one agent version: tool id → (gate, condition)."""
+    rows = AgentGateOverride.objects.filter(agent__key=agent_id, agent__version=version)
+    return {
+        tool_key: (gate, condition)
+        for tool_key, gate, condition in rows.values_list("tool_key", "gate", "condition")
+    }

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connections
 
 from kindgi import AgentDefinition, GuardedCall, Registry, ToolContext, ToolDefinition, ToolSpec
+from kindgi.conditions import parse_condition
 from runs import actions
 from runs.engine.conversation import (
     assistant_message,
@@ -24,12 +25,13 @@ from runs.engine.conversation import (
     tool_message,
     user_message,
 )
-from runs.engine.gates import Gate, GateDecision, decide_gate
+from runs.engine.gates import CallFacts, Gate, GateDecision, Override, decide_gate
 from runs.engine.invocation import CallStatus, Invocation, error_data, invoke, validate_arguments
 from runs.engine.models import ModelError, resolve_model
 from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
 from runs.engine.scheduler import CallTraits, plan_batches
 from runs.models import JournalKind, Run
+from runs.rules import rules_for_tenant
 from runs.selectors import conversation_approvals, conversation_history
 from tools.selectors import agent_admin_overrides
 
@@ -66,10 +68,8 @@ class AgentTurnExecution:
         self.tools: dict[str, ToolDefinition | None] = {
             ref.id: registry.tool(ref.id, ref.version) for ref in agent.tools
         }
-        admin = agent_admin_overrides(agent.id, agent.version)
-        self.admin_override_tools = set(admin)
-        self.overrides = {tool_id: gate.value for tool_id, gate in (agent.gate_overrides or {}).items()}
-        self.overrides.update(admin)
+        self.overrides = _effective_overrides(agent)
+        self.rules = rules_for_tenant(run.tenant_id)
         self.results: dict[str, dict[str, Any]] = {}  # callId → tool message
         self.called: set[str] = set()
         self.resolutions: dict[str, Mapping[str, Any]] = {}  # callId → a person's decision
@@ -189,14 +189,20 @@ class AgentTurnExecution:
 
     # Tool calls
 
-    def _gate(self, tool_id: str, tool: ToolDefinition, approved: set[str]) -> GateDecision:
+    def _gate(self, tool: ToolDefinition, arguments: Any, approved: set[str]) -> GateDecision:
+        facts = CallFacts(
+            tool_id=tool.id,
+            agent_id=self.agent.id,
+            read_only=tool.is_read_only,
+            effects=tuple((effect.kind.value, effect.resource) for effect in tool.effects),
+            arguments=arguments if isinstance(arguments, Mapping) else {},
+        )
         return decide_gate(
-            tool_id=tool_id,
-            tool_is_read_only=tool.is_read_only,
+            call=facts,
             read_only_run=self.run.read_only,
             gates_enabled=self.agent.gates_enabled,
             overrides=self.overrides,
-            admin_overrides=self.admin_override_tools,
+            rules=self.rules,
             approved_tools=approved,
         )
 
@@ -209,7 +215,7 @@ class AgentTurnExecution:
             may_wait=tool.may_wait,
             sequential=tool.execution == "sequential",
             guarded=any(g.applies_to(tool.id) for g in self.agent.guardrails),
-            needs_approval=self._gate(tool.id, tool, approved).gate == Gate.ASK,
+            needs_approval=self._gate(tool, call.get("arguments"), approved).gate == Gate.ASK,
         )
 
     def _run_calls(self, pending: list[Mapping[str, Any]]) -> list[dict[str, Any]] | Outcome:
@@ -295,7 +301,7 @@ class AgentTurnExecution:
             )
             return None
         arguments = validated.model_dump(mode="json", by_alias=True)
-        decision = self._gate(tool_id, tool, approved)
+        decision = self._gate(tool, arguments, approved)
         if decision.gate == Gate.REFUSE:
             self._refuse(
                 call,
@@ -430,6 +436,28 @@ class AgentTurnExecution:
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,
         )
+
+
+def _effective_overrides(agent: AgentDefinition) -> dict[str, Override]:
+    """The agent's overrides by tool id: the code's, replaced by the admin's where an admin set one."""
+    names = agent.override_condition_names
+    overrides = {
+        tool_id: Override(
+            gate=gate.value,
+            source="agent code",
+            when=agent.override_conditions.get(tool_id),
+            when_text=f"{names[tool_id]}(arguments)" if tool_id in names else "",
+        )
+        for tool_id, gate in (agent.gate_overrides or {}).items()
+    }
+    for tool_id, (gate, condition) in agent_admin_overrides(agent.id, agent.version).items():
+        overrides[tool_id] = Override(
+            gate=gate,
+            source="admin",
+            when=parse_condition(condition).holds if condition else None,
+            when_text=condition,
+        )
+    return overrides
 
 
 def _model_called(model_name: str, step: int, attempt: int, started: float, **fields: Any) -> Entry:

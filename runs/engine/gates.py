@@ -1,17 +1,26 @@
 """The gate for one tool call: run it, ask a person first, or refuse it.
 
-Pure. Resolution order: the run's policy (a read-only run refuses tools that
-are not read-only) → the agent's override for the tool (``always_ask`` /
-``never_ask``; an admin's override beats the code's) → the tenant's approval
-rules → the default. By default, an agent with ``hitl.tools`` runs read-only
-tools without asking and asks before any other tool on its first use in the
-conversation; once a person approved a tool there, later calls run. An agent
-without ``hitl.tools`` has no gates of its own.
+Pure. Resolution order:
+
+1. the run's policy: a read-only run refuses tools that are not read-only;
+2. the agent's override for the tool, ``always_ask`` or ``never_ask``: an
+   admin's override replaces the code's; an override with a condition applies
+   only when its condition holds on the call's arguments;
+3. the tenant's approval rules: the most specific matching rule decides
+   (see ``Rule.precedence``);
+4. the default: an agent with ``hitl.tools`` runs read-only tools without
+   asking and asks before any other tool on its first use in the
+   conversation (a person's approval there lets later calls run); an agent
+   without ``hitl.tools`` has no gates of its own.
 """
 
-from collections.abc import Collection, Mapping
+import fnmatch
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from kindgi.conditions import Condition
 
 
 class Gate(StrEnum):
@@ -20,50 +29,176 @@ class Gate(StrEnum):
     REFUSE = "refuse"
 
 
+TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+
+
 @dataclass(frozen=True, kw_only=True)
 class GateDecision:
     gate: Gate
     reason: str
     # For REFUSE: the error code the model receives.
     code: str = ""
+    # For ASK: who may decide, and for how long the approval waits.
+    required_role: str = ""
+    ttl_seconds: int | None = None
+    reviewer_ids: tuple[int, ...] = ()
+    rule_id: int | None = None
 
-    def to_dict(self) -> dict[str, str]:
-        data = {"gate": self.gate.value, "reason": self.reason}
-        if self.code:
-            data["code"] = self.code
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"gate": self.gate.value, "reason": self.reason}
+        optional = {
+            "code": self.code,
+            "requiredRole": self.required_role,
+            "ttlSeconds": self.ttl_seconds,
+            "reviewerIds": list(self.reviewer_ids),
+            "ruleId": self.rule_id,
+        }
+        data.update({key: value for key, value in optional.items() if value})
         return data
 
 
-TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+@dataclass(frozen=True, kw_only=True)
+class CallFacts:
+    """What the gate may look at: the tool, the agent, what the tool touches, the arguments."""
+
+    tool_id: str
+    agent_id: str
+    read_only: bool
+    effects: tuple[tuple[str, str], ...] = ()
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Override:
+    gate: str  # always_ask | never_ask
+    source: str  # "admin" | "agent code"
+    when: Callable[[Mapping[str, Any]], bool] | None = None
+    when_text: str = ""
+
+    def applies(self, arguments: Mapping[str, Any] | None) -> bool:
+        if self.when is None:
+            return True
+        try:
+            return bool(self.when(arguments or {}))
+        except Exception:
+            # A predicate that breaks must not open a gate: an ask applies, a never_ask does not.
+            return self.gate == "always_ask"
+
+    def describe(self) -> str:
+        condition = f" when {self.when_text}" if self.when_text else ""
+        return f"override {self.gate}{condition} ({self.source})"
+
+
+class RuleGate(StrEnum):
+    DENY = "deny"
+    ALWAYS_ASK = "always_ask"
+    ASK_ONCE = "ask_once"
+    NEVER_ASK = "never_ask"
+
+
+# Ties between equally specific rules go to the stricter gate.
+_STRICTNESS = [RuleGate.DENY, RuleGate.ALWAYS_ASK, RuleGate.ASK_ONCE, RuleGate.NEVER_ASK]
+
+
+def _pattern_score(pattern: str) -> int:
+    if pattern in ("", "*"):
+        return 0
+    return 1 if any(char in pattern for char in "*?[") else 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    id: int
+    name: str
+    gate: RuleGate
+    tool_pattern: str = "*"
+    agent_pattern: str = "*"
+    effect_kind: str = ""
+    resource_pattern: str = ""
+    condition: Condition | None = None
+    required_role: str = ""
+    reason: str = ""
+    ttl_seconds: int | None = None
+    reviewer_ids: tuple[int, ...] = ()
+
+    def matches(self, call: CallFacts) -> bool:
+        if not fnmatch.fnmatchcase(call.tool_id, self.tool_pattern or "*"):
+            return False
+        if not fnmatch.fnmatchcase(call.agent_id, self.agent_pattern or "*"):
+            return False
+        if (self.effect_kind or self.resource_pattern) and not any(
+            (not self.effect_kind or kind == self.effect_kind)
+            and (not self.resource_pattern or fnmatch.fnmatchcase(resource, self.resource_pattern))
+            for kind, resource in call.effects
+        ):
+            return False
+        return self.condition is None or self.condition.holds(call.arguments or {})
+
+    @property
+    def precedence(self) -> tuple:
+        """Sort key, most specific first: a rule naming the exact tool beats a glob, which beats
+        any tool; then the same for the agent; then naming an effect kind, a resource (exact over
+        glob) and a condition. Ties go to the stricter gate, then to the older rule."""
+        return (
+            -_pattern_score(self.tool_pattern),
+            -_pattern_score(self.agent_pattern),
+            -int(bool(self.effect_kind)),
+            -_pattern_score(self.resource_pattern),
+            -int(self.condition is not None),
+            _STRICTNESS.index(self.gate),
+            self.id,
+        )
+
+
+def matching_rule(rules: Sequence[Rule], call: CallFacts) -> Rule | None:
+    matching = [rule for rule in rules if rule.matches(call)]
+    return min(matching, key=lambda rule: rule.precedence) if matching else None
 
 
 def decide_gate(
     *,
-    tool_id: str,
-    tool_is_read_only: bool,
+    call: CallFacts,
     read_only_run: bool,
     gates_enabled: bool,
-    overrides: Mapping[str, str],
-    admin_overrides: Collection[str] = (),
+    overrides: Mapping[str, Override],
+    rules: Sequence[Rule] = (),
     approved_tools: Collection[str] = (),
 ) -> GateDecision:
-    """Decide one call. ``overrides`` are in effect (admin over code); ``admin_overrides`` names
-    the tools whose override an admin set, for the reason text."""
-    if read_only_run and not tool_is_read_only:
+    if read_only_run and not call.read_only:
         return GateDecision(
             gate=Gate.REFUSE,
             code=TOOL_NOT_ALLOWED,
-            reason=f'run policy: this is a read-only run and tool "{tool_id}" is not read-only',
+            reason=f'run policy: this is a read-only run and tool "{call.tool_id}" is not read-only',
         )
-    override = overrides.get(tool_id)
-    if override is not None:
-        source = "admin" if tool_id in admin_overrides else "agent code"
-        gate = Gate.ASK if override == "always_ask" else Gate.RUN
-        return GateDecision(gate=gate, reason=f"override {override} ({source})")
+    override = overrides.get(call.tool_id)
+    if override is not None and override.applies(call.arguments):
+        gate = Gate.ASK if override.gate == "always_ask" else Gate.RUN
+        return GateDecision(gate=gate, reason=override.describe())
+    rule = matching_rule(rules, call)
+    if rule is not None:
+        return _rule_decision(rule, call, approved_tools)
     if not gates_enabled:
         return GateDecision(gate=Gate.RUN, reason="default: the agent has no tool gates")
-    if tool_is_read_only:
+    if call.read_only:
         return GateDecision(gate=Gate.RUN, reason="default: the tool is read-only")
-    if tool_id in approved_tools:
+    if call.tool_id in approved_tools:
         return GateDecision(gate=Gate.RUN, reason="default: approved earlier in this conversation")
     return GateDecision(gate=Gate.ASK, reason="default: first use of a tool that is not read-only")
+
+
+def _rule_decision(rule: Rule, call: CallFacts, approved_tools: Collection[str]) -> GateDecision:
+    reason = f'rule "{rule.name}" ({rule.gate.value})'
+    if rule.gate == RuleGate.DENY:
+        why = f": {rule.reason}" if rule.reason else ""
+        return GateDecision(gate=Gate.REFUSE, code=TOOL_NOT_ALLOWED, reason=reason + why, rule_id=rule.id)
+    if rule.gate == RuleGate.NEVER_ASK or (rule.gate == RuleGate.ASK_ONCE and call.tool_id in approved_tools):
+        suffix = ", approved earlier in this conversation" if rule.gate == RuleGate.ASK_ONCE else ""
+        return GateDecision(gate=Gate.RUN, reason=reason + suffix, rule_id=rule.id)
+    return GateDecision(
+        gate=Gate.ASK,
+        reason=reason,
+        required_role=rule.required_role,
+        ttl_seconds=rule.ttl_seconds,
+        reviewer_ids=rule.reviewer_ids,
+        rule_id=rule.id,
+    )

@@ -248,6 +248,18 @@ always = _agent(
     },
 )
 guarded = _agent("probe.guarded", guardrails=[no_secret_labels])
+
+
+def _small(arguments) -> bool:
+    return arguments.get("label", "").startswith("small")
+
+
+conditional = _agent(
+    "probe.conditional",
+    conversation_policy={
+        "hitl": {"tools": {"overrides": {"probe.write": {"gate": "never_ask", "when": _small}}}}
+    },
+)
 toned = _agent(
     "probe.toned",
     parameters=[
@@ -267,5 +279,5 @@ remote = define_agent(
 )
 
 pack = define_pack(
-    name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, toned, remote]
+    name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, conditional, toned, remote]
 )

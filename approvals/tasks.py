@@ -1,0 +1,9 @@
+from django.tasks import task
+
+from approvals.actions import expire_due_approvals
+
+
+@task()
+def sweep_expired_approvals() -> int:
+    """Expire due approvals (for deployments that schedule tasks rather than run the command)."""
+    return expire_due_approvals()

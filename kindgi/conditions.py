@@ -1,0 +1,86 @@
+"""Conditions on a tool call's arguments: ``<json-pointer> <operator> <JSON value>``.
+
+    /amountCents > 10000
+    /currency == "EUR"
+    /notify != false
+
+Operators: ``==  !=  >  >=  <  <=``. A pointer that finds nothing, or values
+that cannot be compared, make the condition false: it does not hold.
+"""
+
+import json
+import operator
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_OPERATORS = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+_SYNTAX = re.compile(r"^\s*(?P<pointer>/\S*)\s*(?P<op>==|!=|>=|<=|>|<)\s*(?P<value>[^<>=!\s].*?)\s*$")
+_MISSING = object()
+
+
+class ConditionError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Condition:
+    text: str
+    pointer: tuple[str, ...]
+    op: str
+    value: Any
+
+    def holds(self, arguments: Any) -> bool:
+        found = _resolve(arguments, self.pointer)
+        if found is _MISSING:
+            return False
+        ordering = self.op in {">", ">=", "<", "<="}
+        numbers = (int, float)
+        if ordering and not (
+            (isinstance(found, numbers) and isinstance(self.value, numbers))
+            or (isinstance(found, str) and isinstance(self.value, str))
+        ):
+            return False
+        if isinstance(found, bool) != isinstance(self.value, bool) and ordering:
+            return False
+        try:
+            return bool(_OPERATORS[self.op](found, self.value))
+        except TypeError:
+            return False
+
+
+def _resolve(value: Any, pointer: tuple[str, ...]) -> Any:
+    for segment in pointer:
+        if isinstance(value, Mapping) and segment in value:
+            value = value[segment]
+        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return _MISSING
+    return value
+
+
+def parse_condition(text: str) -> Condition:
+    match = _SYNTAX.match(text or "")
+    if match is None:
+        raise ConditionError(
+            f"{text!r} is not a condition; write '<json-pointer> <operator> <value>', "
+            "e.g. '/amountCents > 10000' (operators: == != > >= < <=)"
+        )
+    try:
+        value = json.loads(match["value"])
+    except json.JSONDecodeError:
+        raise ConditionError(
+            f'{match["value"]!r} in {text!r} is not a JSON value (quote strings: "EUR")'
+        ) from None
+    segments = match["pointer"][1:].split("/") if match["pointer"] != "/" else []
+    pointer = tuple(s.replace("~1", "/").replace("~0", "~") for s in segments)
+    return Condition(text=text.strip(), pointer=pointer, op=match["op"], value=value)

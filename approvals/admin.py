@@ -3,9 +3,11 @@
 from django import forms
 from django.contrib import admin
 
-from approvals.models import Approval, Decision, Reviewer
+from approvals.models import Approval, ApprovalRule, Decision, Reviewer
 from approvals.roles import reviewer_roles
+from kindgi.effects import EffectKind
 from kindgi_site.display import pretty_json
+from tenants.models import Tenant
 
 
 class ReviewerForm(forms.ModelForm):
@@ -95,3 +97,78 @@ class DecisionAdmin(ReadOnlyAdmin):
         "decided_at",
     ]
     readonly_fields = fields
+
+
+class ApprovalRuleForm(forms.ModelForm):
+    class Meta:
+        model = ApprovalRule
+        fields = [
+            "tenant",
+            "name",
+            "enabled",
+            "tool_pattern",
+            "agent_pattern",
+            "effect_kind",
+            "resource_pattern",
+            "condition",
+            "gate",
+            "required_role",
+            "reviewers",
+            "ttl_seconds",
+            "reason",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        kinds = [("", "any")] + [(kind.value, kind.value) for kind in EffectKind]
+        self.fields["effect_kind"] = forms.ChoiceField(choices=kinds, required=False)
+        roles = [("", "the lowest role")] + [(r, r) for r in reviewer_roles()]
+        self.fields["required_role"] = forms.ChoiceField(choices=roles, required=False)
+
+    def clean(self):
+        data = super().clean()
+        tenant = data.get("tenant")
+        strangers = [
+            u
+            for u in data.get("reviewers", [])
+            if getattr(u, "membership", None) is None or u.membership.tenant != tenant
+        ]
+        if tenant and strangers:
+            self.add_error("reviewers", f"not members of {tenant}: {', '.join(map(str, strangers))}")
+        return data
+
+
+@admin.register(ApprovalRule)
+class ApprovalRuleAdmin(admin.ModelAdmin):
+    """Superusers see every tenant's rules; other staff only their own tenant's."""
+
+    form = ApprovalRuleForm
+    list_display = [
+        "name",
+        "tenant",
+        "tool_pattern",
+        "agent_pattern",
+        "effect_kind",
+        "resource_pattern",
+        "condition",
+        "gate",
+        "required_role",
+        "enabled",
+    ]
+    list_filter = ["tenant", "gate", "enabled"]
+    list_select_related = ["tenant"]
+    search_fields = ["name", "tool_pattern", "agent_pattern"]
+    filter_horizontal = ["reviewers"]
+
+    def get_queryset(self, request):
+        rules = super().get_queryset(request)
+        if request.user.is_superuser:
+            return rules
+        membership = getattr(request.user, "membership", None)
+        return rules.filter(tenant=membership.tenant) if membership else rules.none()
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant" and not request.user.is_superuser:
+            membership = getattr(request.user, "membership", None)
+            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -42,3 +42,44 @@ def test_a_reviewers_role_is_one_of_the_roles_and_their_tenant_is_their_users(ad
     )
     assert saved.status_code == 302
     assert Reviewer.objects.get().role == "senior"
+
+
+def test_rules_are_checked_in_the_admin_and_staff_see_only_their_tenants(client, admin_client):
+    from django.contrib.auth.models import Permission
+
+    from approvals.models import ApprovalRule
+
+    url = reverse("admin:approvals_approvalrule_add")
+    form = {
+        "tenant": default_tenant().pk,
+        "name": "big refunds",
+        "enabled": "on",
+        "tool_pattern": "acme-ops.*",
+        "agent_pattern": "*",
+        "effect_kind": "writes",
+        "resource_pattern": "",
+        "condition": "/amountCents > 10000",
+        "gate": "always_ask",
+        "required_role": "senior",
+        "reviewers": [],
+        "ttl_seconds": "",
+        "reason": "",
+    }
+    bad = admin_client.post(
+        url, form | {"condition": "amount > 1", "reviewers": [member("eve", tenant=other_tenant()).pk]}
+    )
+    assert "is not a condition" in bad.text
+    assert "not members of Acme: eve" in bad.text
+    assert admin_client.post(url, form).status_code == 302
+    ApprovalRule.objects.create(tenant=other_tenant(), name="globex rule", gate="deny")
+
+    staff = member("sid")
+    staff.is_staff = True
+    staff.save()
+    staff.user_permissions.set(Permission.objects.filter(codename__endswith="approvalrule"))
+    client.force_login(staff)
+    listing = client.get(reverse("admin:approvals_approvalrule_changelist"))
+    assert "big refunds" in listing.text
+    assert "globex rule" not in listing.text
+    other = ApprovalRule.objects.get(name="globex rule")
+    assert client.get(reverse("admin:approvals_approvalrule_change", args=[other.pk])).status_code == 302

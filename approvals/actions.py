@@ -19,6 +19,8 @@ from approvals.exceptions import (
 from approvals.models import Approval, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.waitpoints import APPROVAL
+from approvals.webhooks import APPROVAL_DECIDED, record_event
+from approvals.wire import approval_json, decision_json
 from runs.actions import resume_locked_run
 from runs.engine.invocation import field_errors
 from runs.models import Run
@@ -163,7 +165,16 @@ def do_complete_approval(
     resume_locked_run(
         run, waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)}, resolution=resolution
     )
+    _decided(approval, record)
     return Completion(approval=approval, decision=record)
+
+
+def _decided(approval: Approval, decision: Decision) -> None:
+    record_event(
+        approval.tenant_id,
+        APPROVAL_DECIDED,
+        {"approval": approval_json(approval), "decision": decision_json(decision)},
+    )
 
 
 def _started_by(run: Run):
@@ -219,7 +230,7 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
     approval = Approval.objects.select_for_update().get(pk=approval_id)
     if approval.status != ApprovalStatus.PENDING or approval.expires_at is None or approval.expires_at > now:
         return False
-    Decision.objects.create(
+    record = Decision.objects.create(
         approval=approval, decision=DecisionKind.REJECT, rationale=EXPIRED_RATIONALE, decided_at=now
     )
     approval.status, approval.decided_at = ApprovalStatus.EXPIRED, now
@@ -233,4 +244,5 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
             "approvalId": str(approval.pk),
         },
     )
+    _decided(approval, record)
     return True

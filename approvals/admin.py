@@ -3,7 +3,7 @@
 from django import forms
 from django.contrib import admin
 
-from approvals.models import Approval, ApprovalRule, Decision, Reviewer
+from approvals.models import Approval, ApprovalRule, Decision, Reviewer, Webhook, WebhookDelivery
 from approvals.roles import reviewer_roles
 from kindgi.effects import EffectKind
 from kindgi_site.display import pretty_json
@@ -172,3 +172,77 @@ class ApprovalRuleAdmin(admin.ModelAdmin):
             membership = getattr(request.user, "membership", None)
             kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class WebhookForm(forms.ModelForm):
+    secret = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        help_text="Shared with the receiver to verify signatures. Leave empty to keep the current one.",
+    )
+
+    class Meta:
+        model = Webhook
+        fields = ["tenant", "url", "secret", "enabled"]
+
+    def clean_secret(self):
+        secret = self.cleaned_data.get("secret", "")
+        if not secret and self.instance.pk:
+            return self.instance.secret
+        if len(secret) < 16:
+            raise forms.ValidationError("use at least 16 characters")
+        return secret
+
+
+class DeliveryInline(admin.TabularInline):
+    model = WebhookDelivery
+    fields = [
+        "event",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "created_at",
+        "delivered_at",
+    ]
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    ordering = ["-created_at"]
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    form = WebhookForm
+    list_display = ["tenant", "url", "enabled", "updated_at"]
+    inlines = [DeliveryInline]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "event",
+        "webhook",
+        "status",
+        "attempts",
+        "last_status_code",
+        "created_at",
+        "delivered_at",
+    ]
+    list_filter = ["status", "event"]
+    list_select_related = ["webhook__tenant"]
+    fields = [
+        "webhook",
+        "event",
+        "payload",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "created_at",
+        "delivered_at",
+    ]
+    readonly_fields = fields

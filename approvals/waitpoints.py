@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
+from approvals.webhooks import APPROVAL_CREATED, record_event
+from approvals.wire import approval_json
 from runs.models import Run
 
 APPROVAL = "approval"
@@ -21,7 +23,7 @@ def _expiry(gate: dict[str, Any]):
 class ApprovalWaitpoints:
     def on_suspend(self, run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
         gate = waitpoint.get("gate", {})
-        approval, _ = Approval.objects.get_or_create(
+        approval, created = Approval.objects.get_or_create(
             run=run,
             call_id=waitpoint["callId"],
             defaults={
@@ -37,6 +39,8 @@ class ApprovalWaitpoints:
                 "expires_at": _expiry(gate),
             },
         )
+        if created:
+            record_event(run.tenant_id, APPROVAL_CREATED, {"approval": approval_json(approval)})
         return {**waitpoint, "approvalId": str(approval.pk)}
 
     def on_cancel(self, run: Run) -> None:

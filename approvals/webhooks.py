@@ -1,0 +1,145 @@
+"""Approval events to each tenant's webhook: recorded with the change, sent after it commits.
+
+A delivery row is written in the transaction that creates or decides the
+approval, so an event is never lost nor sent for a change that rolled back.
+Each attempt POSTs ``{"id", "event", "occurredAt", "data"}`` with the headers
+``X-Kindgi-Event``, ``X-Kindgi-Delivery`` and ``X-Kindgi-Signature:
+sha256=<hex HMAC-SHA256 of the body with the webhook's secret>``. A failure is
+retried with exponential backoff, up to ``KINDGI_WEBHOOK_MAX_ATTEMPTS``.
+"""
+
+import hashlib
+import hmac
+import json
+import urllib.error
+import urllib.request
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.models import Webhook, WebhookDelivery
+
+APPROVAL_CREATED = "approval.created"
+APPROVAL_DECIDED = "approval.decided"
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def record_event(tenant_id, event: str, data: dict[str, Any]) -> None:
+    """Queue ``event`` for the tenant's webhook, if it has one. Call inside the change's transaction."""
+    webhook = Webhook.objects.filter(tenant_id=tenant_id, enabled=True).first()
+    if webhook is None:
+        return
+    delivery = WebhookDelivery.objects.create(
+        webhook=webhook, event=event, payload=data, next_attempt_at=timezone.now()
+    )
+    from approvals.tasks import deliver_webhook
+
+    transaction.on_commit(lambda: deliver_webhook.enqueue(str(delivery.pk)))
+
+
+def _claim(delivery_id: UUID, now) -> bool:
+    """Take a due delivery so that no one else attempts it at the same time."""
+    hold = now + timedelta(seconds=_setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS", 5) * 2)
+    return bool(
+        WebhookDelivery.objects.filter(
+            pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        ).update(next_attempt_at=hold)
+    )
+
+
+def attempt_delivery(delivery_id: UUID, *, now=None) -> bool:
+    """POST one due delivery once and record the attempt; return whether it succeeded."""
+    now = now or timezone.now()
+    if not _claim(delivery_id, now):
+        return False
+    delivery = WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id)
+    body = json.dumps(
+        {
+            "id": str(delivery.pk),
+            "event": delivery.event,
+            "occurredAt": delivery.created_at.isoformat().replace("+00:00", "Z"),
+            "data": delivery.payload,
+        },
+        separators=(",", ":"),
+    ).encode()
+    request = urllib.request.Request(
+        delivery.webhook.url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "Kindgi-Webhooks/1",
+            "X-Kindgi-Event": delivery.event,
+            "X-Kindgi-Delivery": str(delivery.pk),
+            "X-Kindgi-Signature": sign(delivery.webhook.secret, body),
+        },
+    )
+    status_code, error = None, ""
+    try:
+        with urllib.request.urlopen(
+            request, timeout=_setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS", 5)
+        ) as response:
+            status_code = response.status
+    except urllib.error.HTTPError as failure:
+        status_code, error = failure.code, f"HTTP {failure.code}"
+    except (urllib.error.URLError, OSError) as failure:
+        error = f"{type(failure).__name__}: {failure}"
+    succeeded = status_code is not None and 200 <= status_code < 300
+    _record_attempt(delivery, succeeded=succeeded, status_code=status_code, error=error)
+    return succeeded
+
+
+def _record_attempt(delivery: WebhookDelivery, *, succeeded: bool, status_code, error: str) -> None:
+    now = timezone.now()
+    delivery.attempts += 1
+    delivery.last_status_code, delivery.last_error = status_code, error
+    if succeeded:
+        delivery.status, delivery.delivered_at, delivery.next_attempt_at = (
+            WebhookDelivery.Status.SUCCEEDED,
+            now,
+            None,
+        )
+    elif delivery.attempts >= _setting("KINDGI_WEBHOOK_MAX_ATTEMPTS", 6):
+        delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
+    else:
+        delay = _setting("KINDGI_WEBHOOK_BACKOFF_SECONDS", 30) * 2 ** (delivery.attempts - 1)
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
+        _schedule_retry(delivery)
+    delivery.save(
+        update_fields=[
+            "attempts",
+            "last_status_code",
+            "last_error",
+            "status",
+            "delivered_at",
+            "next_attempt_at",
+        ]
+    )
+
+
+def _schedule_retry(delivery: WebhookDelivery) -> None:
+    """Queue the retry where the task backend can defer it; otherwise `deliver_webhooks` sweeps it."""
+    from django.tasks import default_task_backend
+
+    from approvals.tasks import deliver_webhook
+
+    if default_task_backend.supports_defer:
+        deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(str(delivery.pk))
+
+
+def deliver_due_webhooks(*, now=None) -> int:
+    """Attempt every pending delivery whose time has come; return how many succeeded."""
+    now = now or timezone.now()
+    due = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+    return sum(attempt_delivery(pk, now=now) for pk in list(due.values_list("pk", flat=True)))

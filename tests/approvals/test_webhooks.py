@@ -1,0 +1,149 @@
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals.actions import check_complete_approval
+from approvals.models import Webhook, WebhookDelivery
+from approvals.webhooks import deliver_due_webhooks
+from runs.actions import check_start_run
+from tests.factories import default_tenant, other_tenant, reviewer
+from tests.receiver import Receiver
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SECRET = "a-shared-secret-of-some-length"
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.KINDGI_WEBHOOK_BACKOFF_SECONDS = 10
+    with Receiver() as server:
+        Webhook.objects.create(tenant=default_tenant(), url=server.url, secret=SECRET)
+        yield server
+
+
+def start_status_run(tenant=None):
+    return check_start_run(
+        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+    )
+
+
+def verified(message: dict) -> dict:
+    expected = "sha256=" + hmac.new(SECRET.encode(), message["body"], hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(message["headers"]["X-Kindgi-Signature"], expected)
+    return json.loads(message["body"])
+
+
+def test_created_and_decided_events_are_signed_and_sent(receiver):
+    run = start_status_run()
+    approval = run.approvals.get()
+    check_complete_approval(
+        approval_id=approval.pk, acting_user=reviewer("ada"), decision="approve", rationale="ok"
+    )
+    created, decided = (verified(message) for message in receiver.received)
+    assert created["event"] == "approval.created"
+    assert created["data"]["approval"]["id"] == str(approval.pk)
+    assert created["data"]["approval"]["status"] == "pending"
+    assert created["data"]["approval"]["subjectRef"]["arguments"] == {"message": "Up."}
+    assert decided["event"] == "approval.decided"
+    assert decided["data"]["approval"]["status"] == "approved"
+    assert decided["data"]["decision"]["reviewer"] == "Ada"
+    assert receiver.received[0]["headers"]["X-Kindgi-Event"] == "approval.created"
+    assert receiver.received[0]["headers"]["X-Kindgi-Delivery"] == created["id"]
+    assert set(WebhookDelivery.objects.values_list("status", "attempts")) == {("succeeded", 1)}
+
+
+def test_a_failed_delivery_is_retried_with_backoff_until_it_succeeds(receiver):
+    receiver.statuses = [500, 502]
+    start_status_run()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.last_status_code, delivery.last_error) == (
+        "pending",
+        1,
+        500,
+        "HTTP 500",
+    )
+    first_wait = delivery.next_attempt_at - timezone.now()
+    assert timedelta(seconds=5) < first_wait <= timedelta(seconds=10)
+    assert deliver_due_webhooks() == 0  # not due yet
+    assert deliver_due_webhooks(now=timezone.now() + timedelta(seconds=11)) == 0
+    delivery.refresh_from_db()
+    assert (delivery.attempts, delivery.last_status_code) == (2, 502)
+    assert timedelta(seconds=15) < delivery.next_attempt_at - timezone.now() <= timedelta(seconds=20)
+    assert deliver_due_webhooks(now=timezone.now() + timedelta(seconds=21)) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("succeeded", 3)
+    assert len(receiver.received) == 3
+    assert len({message["headers"]["X-Kindgi-Delivery"] for message in receiver.received}) == 1
+
+
+def test_a_delivery_gives_up_after_the_last_attempt(receiver, settings):
+    settings.KINDGI_WEBHOOK_MAX_ATTEMPTS = 2
+    receiver.statuses = [500, 500]
+    start_status_run()
+    deliver_due_webhooks(now=timezone.now() + timedelta(minutes=5))
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("failed", 2, None)
+    assert deliver_due_webhooks(now=timezone.now() + timedelta(days=1)) == 0
+
+
+def test_an_unreachable_receiver_is_recorded_and_retried(settings):
+    Webhook.objects.create(tenant=default_tenant(), url="http://127.0.0.1:9/nothing", secret=SECRET)
+    start_status_run()
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == "pending"
+    assert delivery.last_error.startswith("URLError: ")
+    assert "refused" in delivery.last_error.lower()
+
+
+def test_only_the_tenants_own_webhook_hears_its_events(receiver):
+    start_status_run(tenant=other_tenant())
+    assert receiver.received == []
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_a_disabled_webhook_is_sent_nothing(receiver):
+    Webhook.objects.update(enabled=False)
+    start_status_run()
+    assert receiver.received == []
+
+
+def test_the_command_sends_due_retries(receiver, capsys):
+    receiver.statuses = [500]
+    start_status_run()
+    WebhookDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    call_command("deliver_webhooks")
+    assert "Delivered 1 webhook(s)." in capsys.readouterr().out
+
+
+def test_the_admin_never_shows_the_secret_and_lists_deliveries(admin_client, receiver):
+    start_status_run()
+    webhook = Webhook.objects.get()
+    page = admin_client.get(reverse("admin:approvals_webhook_change", args=[webhook.pk]))
+    assert SECRET not in page.text
+    assert "approval.created" in page.text
+    # saving without a new secret keeps the old one; a short one is refused
+    form = {
+        "tenant": webhook.tenant_id,
+        "url": webhook.url,
+        "secret": "",
+        "enabled": "on",
+        "deliveries-TOTAL_FORMS": "0",
+        "deliveries-INITIAL_FORMS": "1",
+        "deliveries-MIN_NUM_FORMS": "0",
+        "deliveries-MAX_NUM_FORMS": "0",
+    }
+    assert (
+        admin_client.post(reverse("admin:approvals_webhook_change", args=[webhook.pk]), form).status_code
+        == 302
+    )
+    assert Webhook.objects.get().secret == SECRET
+    refused = admin_client.post(
+        reverse("admin:approvals_webhook_change", args=[webhook.pk]), form | {"secret": "short"}
+    )
+    assert "use at least 16 characters" in refused.text

@@ -46,5 +46,17 @@ format: install-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# The suite runs on SQLite, then again on PostgreSQL with the tests that need it. Where no
+# PostgreSQL answers that second pass is left out with a message, except in CI (CI=true),
+# where that is an error.
+POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
+
 test: lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m "not postgres"
+	@if DATABASE_URL=$(POSTGRES_URL) $(PY) bin/postgres-reachable; then \
+		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest; \
+	elif [ "$$CI" = "true" ]; then \
+		echo "error: the PostgreSQL tests must run in CI, and $(POSTGRES_URL) does not answer" >&2; exit 1; \
+	else \
+		echo "PostgreSQL does not answer at $(POSTGRES_URL): its tests were not run (CI runs them)"; \
+	fi

@@ -83,6 +83,8 @@ TEMPLATES = [
 
 ASGI_APPLICATION = "kindgi_site.asgi.application"
 
+# The embedded default is a SQLite file; DATABASE_URL (e.g. postgres://user@host:5432/kindgi)
+# selects another database.
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
@@ -94,6 +96,12 @@ DATABASES = {
         "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
     }
 }
+if os.environ.get("DATABASE_URL"):
+    import dj_database_url
+
+    DATABASES["default"] = dj_database_url.parse(
+        os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True
+    )
 
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

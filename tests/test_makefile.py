@@ -53,3 +53,17 @@ def test_it_uses_the_first_new_enough_python(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Creating .venv with Python from python3" in result.stdout
     assert (tmp_path / ".venv" / "made-by").read_text().strip() == "python3"
+
+
+def test_postgres_reachable_says_why_not(tmp_path):
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bin" / "postgres-reachable")],
+        env={"DATABASE_URL": "postgresql://postgres@127.0.0.1:1/test", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("PostgreSQL at postgresql://postgres@127.0.0.1:1/test is not reachable:")

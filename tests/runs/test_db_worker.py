@@ -40,11 +40,15 @@ def database_queue(settings):
 
 def run_worker() -> subprocess.CompletedProcess:
     """One worker process that executes every queued task, then exits."""
-    env = os.environ | {
-        "KINDGI_TASKS": "db",
-        "KINDGI_SQLITE_PATH": connection.settings_dict["NAME"],
-        "KINDGI_PACKS": "packs.my_pack,packs.acme_ops",
-    }
+    env = os.environ | {"KINDGI_TASKS": "db", "KINDGI_PACKS": "packs.my_pack,packs.acme_ops"}
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        env["KINDGI_SQLITE_PATH"] = database["NAME"]
+    else:  # the test database this process created
+        credentials = database["USER"] + (f":{database['PASSWORD']}" if database["PASSWORD"] else "")
+        env["DATABASE_URL"] = (
+            f"postgresql://{credentials}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+        )
     result = subprocess.run(
         [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--interval", "0.1"],
         cwd=ROOT,

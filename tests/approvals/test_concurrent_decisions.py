@@ -1,0 +1,58 @@
+"""Exactly-once decisions under real concurrency: 20 reviewers on PostgreSQL, at the same moment."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from approvals.actions import check_complete_approval
+from approvals.exceptions import ApprovalConflictError
+from approvals.models import Decision
+from packs.acme_ops.status_page import STATUS_PAGE
+from runs.actions import check_start_run
+from runs.models import RunStatus
+from tests.factories import default_tenant, reviewer
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def test_twenty_concurrent_decisions_one_wins_and_the_tool_runs_once():
+    assert connection.vendor == "postgresql"
+    run = check_start_run(
+        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+    )
+    approval = run.approvals.get()
+    deciders = [reviewer(f"reviewer-{index}") for index in range(20)]
+    start_together = threading.Barrier(len(deciders))
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def decide(user, index):
+        try:
+            start_together.wait()
+            check_complete_approval(
+                approval_id=approval.pk, acting_user=user, decision="approve", rationale=f"from {index}"
+            )
+            outcome = "decided"
+        except ApprovalConflictError:
+            outcome = "conflict"
+        except Exception as error:  # anything else is a failure the assertion below shows
+            outcome = repr(error)
+        finally:
+            connections.close_all()
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=decide, args=(user, i)) for i, user in enumerate(deciders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(outcomes) == ["conflict"] * 19 + ["decided"]
+    assert Decision.objects.filter(approval=approval).count() == 1
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert len(STATUS_PAGE.posts) == 1
+    assert run.journal.filter(kind="tool.completed").count() == 1
+    assert run.journal.filter(kind="wait.resumed").count() == 1

@@ -3,7 +3,7 @@
 from uuid import UUID
 
 from django.db import transaction
-from django.tasks import task
+from django.tasks import task, task_backends
 
 
 @task()
@@ -14,6 +14,20 @@ def execute_run(run_id: str) -> None:
     execute(UUID(run_id))
 
 
+def _queue_is_in_the_database() -> bool:
+    from django_tasks_db import DatabaseBackend
+
+    return isinstance(task_backends[execute_run.backend], DatabaseBackend)
+
+
 def enqueue_run_on_commit(run_id: UUID) -> None:
-    """Execute the run once the current transaction commits (at once, with the immediate backend)."""
-    transaction.on_commit(lambda: execute_run.enqueue(str(run_id)))
+    """Have the run executed once the current transaction commits.
+
+    A database queue takes the task inside the transaction, so it commits with the change that
+    asked for it (nothing is lost if the process dies right after). The immediate backend runs
+    the task after the commit, inside the call that made the change.
+    """
+    if _queue_is_in_the_database():
+        execute_run.enqueue(str(run_id))
+    else:
+        transaction.on_commit(lambda: execute_run.enqueue(str(run_id)))

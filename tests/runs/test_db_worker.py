@@ -91,3 +91,26 @@ def test_suspend_resume_and_redelivery_through_the_queue(database_queue):
     assert run.output == {"reply": "Posted to the status page: Checkout is back to normal."}
     assert run.journal.filter(kind="tool.completed").count() == 1
     assert run.journal.filter(kind="run.completed").count() == 1
+
+
+def test_the_database_queue_takes_the_task_inside_the_changes_transaction(database_queue):
+    from django.db import transaction
+    from django_tasks_db.models import DBTaskResult
+
+    from runs.models import Run
+    from runs.tasks import enqueue_run_on_commit
+    from tests.factories import default_tenant
+
+    run = Run.objects.create(tenant=default_tenant(), flow_key="my-pack.check-order", flow_version="0.1.0")
+    queued_inside = []
+
+    def change_that_fails():
+        with transaction.atomic():
+            enqueue_run_on_commit(run.pk)
+            queued_inside.append(DBTaskResult.objects.count())
+            raise RuntimeError("the change fails")
+
+    with pytest.raises(RuntimeError):
+        change_that_fails()
+    assert queued_inside == [1]  # queued already, in the change's transaction
+    assert DBTaskResult.objects.count() == 0  # and rolled back with it

@@ -6,7 +6,7 @@ from django.contrib import admin
 from approvals.models import Approval, ApprovalRule, Decision, Reviewer, Webhook, WebhookDelivery
 from approvals.roles import reviewer_roles
 from kindgi.effects import EffectKind
-from kindgi_site.display import pretty_json
+from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
 from tenants.models import Tenant
 
 
@@ -37,19 +37,8 @@ class ReviewerAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Approval)
-class ApprovalAdmin(ReadOnlyAdmin):
+class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["title", "tenant", "agent_key", "status", "required_role", "created_at", "decided_at"]
     list_filter = ["status", "tenant", "required_role", "tool_key"]
     list_select_related = ["tenant"]
@@ -83,7 +72,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyAdmin):
+class DecisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["approval", "decision", "reviewer_name", "reviewer_role_at_decision", "decided_at"]
     list_filter = ["decision"]
     list_select_related = ["approval"]
@@ -221,7 +210,7 @@ class WebhookAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "event",
         "webhook",

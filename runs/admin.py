@@ -2,19 +2,8 @@
 
 from django.contrib import admin
 
-from kindgi_site.display import pretty_json
+from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
 from runs.models import JournalEntry, Run
-
-
-class ReadOnlyAdminMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class JournalInline(ReadOnlyAdminMixin, admin.TabularInline):

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html_join
 
-from kindgi_site.display import pretty_json
+from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
@@ -23,20 +23,11 @@ class InServiceFilter(admin.SimpleListFilter):
         return queryset
 
 
-class DefinitionAdmin(admin.ModelAdmin):
+class DefinitionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Definitions come from the packs' code: viewable, never added, edited or deleted here."""
 
     list_filter = ["pack", InServiceFilter]
     search_fields = ["key", "description"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(boolean=True, description="in service", ordering="retired_at")
     def in_service(self, obj) -> bool:

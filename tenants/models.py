@@ -29,3 +29,25 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.tenant}"
+
+
+class ApiToken(models.Model):
+    """A user's API token. Only its prefix and a hash are kept; the token is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    token_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"kgi_{self.prefix}_… ({self.user}{', revoked' if self.revoked_at else ''})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,50 @@
+"""API tokens: ``kgi_<prefix>_<secret>``. The database keeps the prefix and a SHA-256 hash."""
+
+import hashlib
+import hmac
+import secrets
+
+from django.db import transaction
+from django.utils import timezone
+
+from tenants.models import ApiToken
+
+TOKEN_START = "kgi_"
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def do_create_token(*, user, name: str = "") -> tuple[ApiToken, str]:
+    """Create a token for ``user``; the plain token is returned here and never again.
+
+    Joins the caller's transaction (the admin's add view has one)."""
+    prefix = secrets.token_hex(4)
+    token = f"{TOKEN_START}{prefix}_{secrets.token_urlsafe(32)}"
+    record = ApiToken.objects.create(user=user, name=name, prefix=prefix, token_hash=_hash(token))
+    return record, token
+
+
+def do_revoke_token(record: ApiToken) -> ApiToken:
+    if record.revoked_at is None:
+        record.revoked_at = timezone.now()
+        record.save(update_fields=["revoked_at"])
+    return record
+
+
+def user_for_token(token: str):
+    """The active token's user, or None. Compares hashes in constant time; notes the last use."""
+    if not token.startswith(TOKEN_START) or token.count("_") < 2:
+        return None
+    prefix = token[len(TOKEN_START) :].split("_", 1)[0]
+    record = ApiToken.objects.select_related("user").filter(prefix=prefix).first()
+    if record is None or not hmac.compare_digest(record.token_hash, _hash(token)):
+        return None
+    if record.revoked_at is not None or not record.user.is_active:
+        return None
+    now = timezone.now()
+    if record.last_used_at is None or (now - record.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=record.pk).update(last_used_at=now)
+    return record.user

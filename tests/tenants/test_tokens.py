@@ -1,0 +1,72 @@
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from tenants.models import ApiToken
+from tenants.tokens import do_create_token, do_revoke_token, user_for_token
+from tests.factories import member
+
+pytestmark = pytest.mark.django_db
+
+
+def test_only_a_prefix_and_a_hash_are_stored():
+    ada = member("ada")
+    record, token = do_create_token(user=ada, name="laptop")
+    assert token.startswith(f"kgi_{record.prefix}_")
+    stored = ApiToken.objects.filter(pk=record.pk).values().get()
+    assert token not in str(stored)
+    assert token.split("_", 2)[2] not in str(stored)
+    assert len(record.token_hash) == 64
+
+
+def test_a_token_identifies_its_user_until_revoked():
+    ada = member("ada")
+    record, token = do_create_token(user=ada)
+    assert user_for_token(token) == ada
+    record.refresh_from_db()
+    assert record.last_used_at is not None
+    do_revoke_token(record)
+    assert user_for_token(token) is None
+
+
+@pytest.mark.parametrize("bad", ["", "kgi_", "kgi_nope", "Bearer x", "kgi_deadbeef_wrong"])
+def test_malformed_or_unknown_tokens_identify_nobody(bad):
+    do_create_token(user=member("ada"))
+    assert user_for_token(bad) is None
+
+
+def test_a_token_with_the_right_prefix_and_a_wrong_secret_identifies_nobody():
+    record, _ = do_create_token(user=member("ada"))
+    assert user_for_token(f"kgi_{record.prefix}_{'x' * 43}") is None
+
+
+def test_the_commands_create_and_revoke(capsys):
+    ada = member("ada")
+    call_command("create_api_token", "ada", "--name", "ci")
+    token = capsys.readouterr().out.strip()
+    assert user_for_token(token) == ada
+    call_command("revoke_api_token", token.split("_")[1])
+    assert user_for_token(token) is None
+    with pytest.raises(CommandError, match="there is no user 'nobody'"):
+        call_command("create_api_token", "nobody")
+    with pytest.raises(CommandError, match="there is no token with the prefix 'ffffffff'"):
+        call_command("revoke_api_token", "ffffffff")
+
+
+def test_the_admin_shows_a_new_token_once_and_never_its_hash(admin_client):
+    ada = member("ada")
+    response = admin_client.post(
+        reverse("admin:tenants_apitoken_add"), {"user": ada.pk, "name": "cli"}, follow=True
+    )
+    record = ApiToken.objects.get(user=ada)
+    shown = [str(m) for m in response.context["messages"]]
+    [token] = [word for message in shown for word in message.split() if word.startswith("kgi_")]
+    assert user_for_token(token) == ada
+    page = admin_client.get(reverse("admin:tenants_apitoken_change", args=[record.pk]))
+    assert record.token_hash not in page.text
+    assert token not in page.text
+    admin_client.post(
+        reverse("admin:tenants_apitoken_changelist"), {"action": "revoke", "_selected_action": [record.pk]}
+    )
+    assert user_for_token(token) is None

@@ -2,6 +2,7 @@
 
 from django.db.models import QuerySet
 
+from approvals.exceptions import ApprovalNotFoundError
 from approvals.models import Approval, Reviewer
 
 
@@ -14,3 +15,11 @@ def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[A
 
 def reviewer_for_user(user) -> Reviewer | None:
     return Reviewer.objects.filter(user=user).select_related("tenant").first()
+
+
+def approval_get_for_tenant(tenant, approval_id) -> Approval:
+    """The approval, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
+    approval = Approval.objects.filter(tenant=tenant, pk=approval_id).first()
+    if approval is None:
+        raise ApprovalNotFoundError(f"there is no approval {approval_id}")
+    return approval

@@ -126,7 +126,12 @@ def check_start_run(
     """
     tenant = tenant or tenant_for_user(acting_user)
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
-    run_input = validate_run_input(target, input)
+    try:
+        run_input = validate_run_input(target, input)
+    except RunInputError as error:  # name the fields as the caller sent them: under "input"
+        raise RunInputError(
+            ["/input" + (line[1:] if line.startswith("/:") else line) for line in error.errors]
+        ) from None
     if conversation_id is not None:
         _check_conversation(conversation_id, target, tenant=tenant)
     run = do_create_run(

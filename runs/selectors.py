@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.shortcuts import get_object_or_404
+
 from runs.models import JournalEntry, JournalKind, Run, RunStatus
 
 
@@ -34,3 +36,23 @@ def conversation_approvals(run: Run) -> set[str]:
         if (payload.get("waitpoint") or {}).get("kind") == "approval"
         and payload.get("resolution", {}).get("decision") == "approve"
     }
+
+
+def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
+    runs = Run.objects.filter(tenant=tenant).select_related("started_by")
+    if status:
+        runs = runs.filter(status=status)
+    if flow_id:
+        runs = runs.filter(flow_key=flow_id)
+    if agent_id:
+        runs = runs.filter(agent_key=agent_id)
+    return runs.order_by("-created_at")
+
+
+def run_get_for_tenant(tenant, run_id) -> Run:
+    """The run, if it belongs to ``tenant``; Http404 otherwise (another tenant's run does not exist)."""
+    return get_object_or_404(Run.objects.select_related("started_by"), pk=run_id, tenant=tenant)
+
+
+def journal_after(run: Run, *, after: int, limit: int) -> list[JournalEntry]:
+    return list(run.journal.filter(sequence__gt=after).order_by("sequence")[:limit])

@@ -401,10 +401,10 @@ class TestAgentInput:
                 input={"userMessage": "", "maxWords": "many", "colour": "red"},
             )
         assert error.value.errors == [
-            "/userMessage: String should have at least 1 character",
-            "/tone: Field required",
-            "/maxWords: Input should be a valid integer, unable to parse string as an integer",
-            "/colour: Extra inputs are not permitted",
+            "/input/userMessage: String should have at least 1 character",
+            "/input/tone: Field required",
+            "/input/maxWords: Input should be a valid integer, unable to parse string as an integer",
+            "/input/colour: Extra inputs are not permitted",
         ]
         assert Run.objects.count() == 0
         SCRIPT.replies = [answer()]

@@ -130,12 +130,12 @@ def test_invalid_input_names_each_field_and_leaves_no_run():
             input={"orderId": "", "txt": "x"},
         )
     assert error.value.errors == [
-        "/orderId: String should have at least 1 character",
-        "/text: Field required",
+        "/input/orderId: String should have at least 1 character",
+        "/input/text: Field required",
     ]
-    with pytest.raises(RunInputError, match="/userMessage: Field required"):
+    with pytest.raises(RunInputError, match="/input/userMessage: Field required"):
         check_start_run(tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"message": "hi"})
-    with pytest.raises(RunInputError, match="/: Input should be"):
+    with pytest.raises(RunInputError, match="/input: Input should be"):
         check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input=["ord_1001"])
     assert Run.objects.count() == 0
     assert JournalEntry.objects.count() == 0

@@ -1,0 +1,153 @@
+"""Approvals, decisions, reviewers and rules on the wire (DESIGN §4 and the seeds), camelCase."""
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
+from runs.api.serializers import JsonObjectField
+
+
+class SubjectRefSerializer(serializers.Serializer):
+    runId = serializers.UUIDField()
+    toolId = serializers.CharField()
+    toolVersion = serializers.CharField()
+    agentId = serializers.CharField()
+    callId = serializers.CharField()
+    arguments = JsonObjectField(help_text="The exact arguments the model chose, validated.")
+
+
+class ProvenanceRefSerializer(serializers.Serializer):
+    runId = serializers.UUIDField(help_text="The agent's own run: the one that waits.")
+
+
+class ApprovalSerializer(serializers.ModelSerializer):
+    subjectKind = serializers.CharField(source="subject_kind")
+    subjectRef = SubjectRefSerializer(source="subject_ref")
+    requiredRole = serializers.CharField(source="required_role")
+    status = serializers.ChoiceField(choices=ApprovalStatus.choices)
+    provenanceRef = ProvenanceRefSerializer(source="provenance_ref")
+    createdAt = serializers.DateTimeField(source="created_at")
+    decidedAt = serializers.DateTimeField(source="decided_at", allow_null=True)
+    expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
+
+    class Meta:
+        model = Approval
+        fields = [
+            "id",
+            "subjectKind",
+            "subjectRef",
+            "requiredRole",
+            "status",
+            "title",
+            "provenanceRef",
+            "createdAt",
+            "decidedAt",
+            "expiresAt",
+        ]
+        read_only_fields = fields
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    decision = serializers.ChoiceField(choices=DecisionKind.choices)
+    reviewer = serializers.CharField(source="reviewer_name", help_text="Empty when nobody decided (expired).")
+    reviewerRoleAtDecision = serializers.CharField(source="reviewer_role_at_decision")
+    decidedAt = serializers.DateTimeField(source="decided_at")
+    arguments = JsonObjectField(allow_null=True, help_text="The arguments the reviewer approved, if edited.")
+
+    class Meta:
+        model = Decision
+        fields = ["decision", "rationale", "reviewerRoleAtDecision", "reviewer", "decidedAt", "arguments"]
+        read_only_fields = fields
+
+
+class CompletionSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["terminal"])
+    approval = ApprovalSerializer()
+    decision = DecisionSerializer()
+    waitpointResolved = serializers.BooleanField(source="waitpoint_resolved")
+
+
+class CompleteApprovalSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=DecisionKind.choices)
+    rationale = serializers.CharField(required=False, allow_blank=True, default="")
+    arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
+
+
+class ReviewerSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username")
+    displayName = serializers.CharField(source="display_name")
+    tenant = serializers.CharField(source="tenant.slug")
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    class Meta:
+        model = Reviewer
+        fields = ["user", "role", "displayName", "tenant", "createdAt", "updatedAt"]
+        read_only_fields = fields
+
+
+class RegisterReviewerSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    displayName = serializers.CharField(allow_blank=True)
+
+
+class ApprovalRuleSerializer(serializers.ModelSerializer):
+    toolPattern = serializers.CharField(source="tool_pattern", default="*")
+    agentPattern = serializers.CharField(source="agent_pattern", default="*")
+    effectKind = serializers.CharField(source="effect_kind", allow_blank=True, default="")
+    resourcePattern = serializers.CharField(source="resource_pattern", allow_blank=True, default="")
+    condition = serializers.CharField(allow_blank=True, default="")
+    gate = serializers.ChoiceField(choices=ApprovalRule.Gate.choices)
+    requiredRole = serializers.CharField(source="required_role", allow_blank=True, default="")
+    reviewers = serializers.SlugRelatedField(
+        many=True, slug_field="username", queryset=get_user_model().objects.all(), required=False
+    )
+    ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True, required=False, min_value=1)
+    reason = serializers.CharField(allow_blank=True, default="")
+    enabled = serializers.BooleanField(default=True)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+
+    class Meta:
+        model = ApprovalRule
+        fields = [
+            "id",
+            "name",
+            "toolPattern",
+            "agentPattern",
+            "effectKind",
+            "resourcePattern",
+            "condition",
+            "gate",
+            "requiredRole",
+            "reviewers",
+            "ttlSeconds",
+            "reason",
+            "enabled",
+            "createdAt",
+        ]
+        read_only_fields = ["id", "createdAt"]
+
+    def validate(self, data):
+        tenant = self.context["tenant"]
+        rule = ApprovalRule(tenant=tenant, **{k: v for k, v in data.items() if k != "reviewers"})
+        try:
+            rule.clean()
+        except Exception as error:  # Django's ValidationError, by model field name
+            raise serializers.ValidationError(_camel_errors(error)) from None
+        strangers = [
+            u.username
+            for u in data.get("reviewers", [])
+            if getattr(u, "membership", None) is None or u.membership.tenant_id != tenant.pk
+        ]
+        if strangers:
+            raise serializers.ValidationError(
+                {"reviewers": f"not members of your tenant: {', '.join(strangers)}"}
+            )
+        return data
+
+
+_CAMEL = {"effect_kind": "effectKind", "required_role": "requiredRole", "condition": "condition"}
+
+
+def _camel_errors(error) -> dict:
+    return {_CAMEL.get(field, field): messages for field, messages in error.message_dict.items()}

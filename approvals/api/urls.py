@@ -1,0 +1,16 @@
+from django.urls import path
+
+from approvals.api import views
+
+urlpatterns = [
+    path("approvals", views.ApprovalListApi.as_view(), name="approvals"),
+    path("approvals/<uuid:approval_id>", views.ApprovalDetailApi.as_view(), name="approval"),
+    path(
+        "approvals/<uuid:approval_id>/complete", views.ApprovalCompleteApi.as_view(), name="approval-complete"
+    ),
+    path("reviewers", views.ReviewerListApi.as_view(), name="reviewers"),
+    path("reviewers/register", views.ReviewerRegisterApi.as_view(), name="reviewer-register"),
+    path("reviewers/me", views.ReviewerMeApi.as_view(), name="reviewer-me"),
+    path("approval-rules", views.RuleListCreateApi.as_view(), name="approval-rules"),
+    path("approval-rules/<int:rule_id>", views.RuleDetailApi.as_view(), name="approval-rule"),
+]

@@ -1,0 +1,134 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from approvals.actions import check_complete_approval, check_register_reviewer
+from approvals.api.serializers import (
+    ApprovalRuleSerializer,
+    ApprovalSerializer,
+    CompleteApprovalSerializer,
+    CompletionSerializer,
+    RegisterReviewerSerializer,
+    ReviewerSerializer,
+)
+from approvals.exceptions import NotAReviewerError
+from approvals.models import ApprovalRule, ApprovalStatus, Reviewer
+from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from kindgi_site.api.pagination import ItemsCursorPagination
+from kindgi_site.api.permissions import IsTenantAdmin, IsTenantMember
+
+
+class ApprovalListApi(generics.ListAPIView):
+    """Your tenant's approvals, newest first."""
+
+    serializer_class = ApprovalSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(parameters=[OpenApiParameter("status", str, enum=list(ApprovalStatus.values))])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return approval_list_for_tenant(
+            self.request.user.membership.tenant, status=self.request.query_params.get("status")
+        )
+
+
+class ApprovalDetailApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=ApprovalSerializer)
+    def get(self, request, approval_id):
+        return Response(
+            ApprovalSerializer(approval_get_for_tenant(request.user.membership.tenant, approval_id)).data
+        )
+
+
+class ApprovalCompleteApi(APIView):
+    """Approve or reject. The run continues in the same call with the immediate task backend."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=CompleteApprovalSerializer, responses=CompletionSerializer)
+    def post(self, request, approval_id):
+        data = CompleteApprovalSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        completion = check_complete_approval(
+            approval_id=approval_id, acting_user=request.user, **data.validated_data
+        )
+        return Response(CompletionSerializer(completion).data)
+
+
+class ReviewerRegisterApi(APIView):
+    """Register yourself (the token's user) as a reviewer, or update your registration."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=RegisterReviewerSerializer, responses=ReviewerSerializer)
+    def post(self, request):
+        data = RegisterReviewerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        reviewer = check_register_reviewer(
+            acting_user=request.user,
+            role=data.validated_data["role"],
+            display_name=data.validated_data["displayName"],
+        )
+        return Response(ReviewerSerializer(reviewer).data)
+
+
+class ReviewerMeApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=ReviewerSerializer)
+    def get(self, request):
+        reviewer = Reviewer.objects.filter(user=request.user).select_related("user", "tenant").first()
+        if reviewer is None:
+            raise NotAReviewerError(f"{request.user.get_username()} is not a reviewer; register as one")
+        return Response(ReviewerSerializer(reviewer).data)
+
+
+class ReviewerListApi(generics.ListAPIView):
+    serializer_class = ReviewerSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantMember]
+
+    def get_queryset(self):
+        return Reviewer.objects.filter(tenant=self.request.user.membership.tenant).select_related(
+            "user", "tenant"
+        )
+
+
+class RuleListCreateApi(generics.ListCreateAPIView):
+    """Your tenant's approval rules (tenant admins)."""
+
+    serializer_class = ApprovalRuleSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantAdmin]
+
+    def get_queryset(self):
+        return ApprovalRule.objects.filter(tenant=self.request.user.membership.tenant).prefetch_related(
+            "reviewers"
+        )
+
+    def get_serializer_context(self):
+        return super().get_serializer_context() | {"tenant": self.request.user.membership.tenant}
+
+    def perform_create(self, serializer):
+        serializer.save(tenant=self.request.user.membership.tenant)
+
+
+class RuleDetailApi(generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = ApprovalRuleSerializer
+    permission_classes = [IsTenantAdmin]
+    lookup_url_kwarg = "rule_id"
+    http_method_names = ["get", "put", "patch", "delete"]
+
+    def get_queryset(self):
+        return ApprovalRule.objects.filter(tenant=self.request.user.membership.tenant).prefetch_related(
+            "reviewers"
+        )
+
+    def get_serializer_context(self):
+        return super().get_serializer_context() | {"tenant": self.request.user.membership.tenant}

@@ -1,0 +1,46 @@
+"""Document the error body every endpoint may answer with."""
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string", "example": "invalid_input"},
+                "message": {"type": "string"},
+                "details": {
+                    "type": "object",
+                    "properties": {
+                        "errors": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "One line per bad field: /<json-pointer>: <message>.",
+                        }
+                    },
+                },
+            },
+        }
+    },
+}
+
+ERRORS = {
+    "400": "The request is malformed or a field is invalid.",
+    "401": "No API token or session, or the token is not valid.",
+    "403": "Not allowed: no tenant, not a reviewer, a role too low, or not a tenant admin.",
+    "404": "No such resource in your tenant.",
+    "409": "The resource is not in a state that allows this (already decided, not suspended…).",
+}
+
+
+def add_error_responses(result, generator, request, public):
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for code, description in ERRORS.items():
+                operation.setdefault("responses", {}).setdefault(
+                    code, {"description": description, "content": reference}
+                )
+    return result

@@ -1,0 +1,128 @@
+"""Runs and journal entries on the wire (DESIGN §4), camelCase."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from runs.models import JournalEntry, Run, RunStatus
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
+class JsonObjectField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "nullable": True,
+        "description": "Any JSON value: the flow's output, or the agent's {reply}.",
+    }
+)
+class JsonValueField(serializers.JSONField):
+    pass
+
+
+class ToolCallSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    toolId = serializers.CharField()
+    arguments = JsonObjectField()
+
+
+class MessageSerializer(serializers.Serializer):
+    """One message of an agent turn's conversation."""
+
+    role = serializers.ChoiceField(choices=["user", "assistant", "tool"])
+    content = JsonValueField(
+        help_text="Text for user and assistant messages; the tool's result for tool messages."
+    )
+    toolCalls = ToolCallSerializer(many=True, required=False)
+    callId = serializers.CharField(required=False)
+    toolId = serializers.CharField(required=False)
+    outsideData = serializers.BooleanField(required=False)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    flowId = serializers.CharField(source="flow_key")
+    flowVersion = serializers.CharField(source="flow_version")
+    agentId = serializers.CharField(source="agent_key", allow_blank=True)
+    agentVersion = serializers.CharField(source="agent_version", allow_blank=True)
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    dryRun = serializers.BooleanField(source="dry_run")
+    readOnly = serializers.BooleanField(source="read_only")
+    input = JsonObjectField()
+    output = JsonValueField()
+    failureMessage = serializers.CharField(source="failure_message", allow_blank=True)
+    parentRunId = serializers.UUIDField(source="parent_id", allow_null=True)
+    conversationId = serializers.UUIDField(source="conversation_id", allow_null=True)
+    startedBy = serializers.CharField(source="started_by.username", allow_null=True, default=None)
+    createdAt = serializers.DateTimeField(source="created_at")
+    startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "flowId",
+            "flowVersion",
+            "agentId",
+            "agentVersion",
+            "status",
+            "dryRun",
+            "readOnly",
+            "input",
+            "output",
+            "failureMessage",
+            "parentRunId",
+            "conversationId",
+            "startedBy",
+            "createdAt",
+            "startedAt",
+            "finishedAt",
+        ]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    """A run with, for an agent turn, its conversation."""
+
+    messages = MessageSerializer(many=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "messages"]
+        read_only_fields = fields
+
+
+class JournalEntrySerializer(serializers.ModelSerializer):
+    nodeId = serializers.CharField(source="node_id", allow_blank=True)
+    time = serializers.DateTimeField(source="created_at")
+    durationMs = serializers.IntegerField(source="duration_ms", allow_null=True)
+    payload = JsonObjectField()
+
+    class Meta:
+        model = JournalEntry
+        fields = ["sequence", "kind", "nodeId", "time", "durationMs", "payload"]
+        read_only_fields = fields
+
+
+class JournalPageSerializer(serializers.Serializer):
+    items = JournalEntrySerializer(many=True)
+    nextCursor = serializers.CharField(
+        allow_null=True, help_text="The sequence to pass as ?after= for the entries that follow."
+    )
+
+
+class StartRunSerializer(serializers.Serializer):
+    flowId = serializers.CharField(required=False, help_text="The flow to run; or give agentId.")
+    agentId = serializers.CharField(required=False, help_text="The agent to run one turn of; or give flowId.")
+    version = serializers.CharField(required=False, help_text="By default, the newest loaded version.")
+    input = JsonObjectField(help_text='The flow\'s input; for an agent: {"userMessage": "…", …}.')
+    dryRun = serializers.BooleanField(default=False)
+    readOnly = serializers.BooleanField(default=False)
+    conversationId = serializers.UUIDField(required=False, help_text="Continue this agent conversation.")
+
+    def validate(self, data):
+        if ("flowId" in data) == ("agentId" in data):
+            raise serializers.ValidationError({"flowId": "give exactly one of flowId and agentId"})
+        return data

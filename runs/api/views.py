@@ -1,0 +1,104 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kindgi_site.api.pagination import ItemsCursorPagination
+from kindgi_site.api.permissions import IsTenantMember
+from runs.actions import check_start_run, do_cancel_run
+from runs.api.serializers import (
+    JournalEntrySerializer,
+    JournalPageSerializer,
+    RunDetailSerializer,
+    RunSerializer,
+    StartRunSerializer,
+)
+from runs.selectors import journal_after, run_get_for_tenant, run_list_for_tenant
+
+JOURNAL_PAGE = 500
+
+
+class RunListStartApi(generics.ListAPIView):
+    """Runs of your tenant, newest first; POST starts one."""
+
+    serializer_class = RunSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "status", str, enum=["queued", "running", "suspended", "completed", "failed", "cancelled"]
+            ),
+            OpenApiParameter("flowId", str),
+            OpenApiParameter("agentId", str),
+        ]
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        params = self.request.query_params
+        return run_list_for_tenant(
+            self.request.user.membership.tenant,
+            status=params.get("status"),
+            flow_id=params.get("flowId"),
+            agent_id=params.get("agentId"),
+        )
+
+    @extend_schema(request=StartRunSerializer, responses={201: RunDetailSerializer})
+    def post(self, request):
+        data = StartRunSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        run = check_start_run(
+            flow_id=fields.get("flowId"),
+            agent_id=fields.get("agentId"),
+            version=fields.get("version"),
+            input=fields["input"],
+            dry_run=fields["dryRun"],
+            read_only=fields["readOnly"],
+            conversation_id=fields.get("conversationId"),
+            acting_user=request.user,
+        )
+        return Response(RunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class RunDetailApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=RunDetailSerializer)
+    def get(self, request, run_id):
+        return Response(RunDetailSerializer(run_get_for_tenant(request.user.membership.tenant, run_id)).data)
+
+
+class RunJournalApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="Only entries after this sequence.")],
+        responses=JournalPageSerializer,
+    )
+    def get(self, request, run_id):
+        run = run_get_for_tenant(request.user.membership.tenant, run_id)
+        try:
+            after = int(request.query_params.get("after", 0))
+        except ValueError:
+            raise ValidationError({"after": "must be a whole number"}) from None
+        entries = journal_after(run, after=after, limit=JOURNAL_PAGE + 1)
+        more = len(entries) > JOURNAL_PAGE
+        entries = entries[:JOURNAL_PAGE]
+        next_cursor = str(entries[-1].sequence) if more else None
+        return Response({"items": JournalEntrySerializer(entries, many=True).data, "nextCursor": next_cursor})
+
+
+class RunCancelApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=None, responses=RunDetailSerializer)
+    def post(self, request, run_id):
+        run = run_get_for_tenant(request.user.membership.tenant, run_id)
+        do_cancel_run(run.pk, reason="cancelled through the API", acting_user=request.user)
+        run.refresh_from_db()
+        return Response(RunDetailSerializer(run).data)

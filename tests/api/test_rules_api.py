@@ -1,0 +1,77 @@
+import pytest
+
+from approvals.models import ApprovalRule
+from tests.factories import member, other_tenant
+
+from .conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_api():
+    return client_for(member("bea", tenant_admin=True))
+
+
+RULE = {
+    "name": "big refunds",
+    "toolPattern": "shop.*",
+    "condition": "/amountCents > 10000",
+    "gate": "always_ask",
+    "requiredRole": "senior",
+    "ttlSeconds": 3600,
+}
+
+
+def test_a_tenant_admin_manages_rules(admin_api):
+    created = admin_api.post("/api/v1/approval-rules", RULE | {"reviewers": ["bea"]}, format="json")
+    assert created.status_code == 201
+    rule = created.json()
+    assert {k: rule[k] for k in RULE} == RULE
+    assert rule["reviewers"] == ["bea"]
+    assert (rule["agentPattern"], rule["effectKind"], rule["enabled"]) == ("*", "", True)
+    assert ApprovalRule.objects.get().tenant.slug == "acme"
+    assert (
+        admin_api.patch(f"/api/v1/approval-rules/{rule['id']}", {"enabled": False}, format="json").json()[
+            "enabled"
+        ]
+        is False
+    )
+    assert [r["name"] for r in admin_api.get("/api/v1/approval-rules").json()["items"]] == ["big refunds"]
+    assert admin_api.delete(f"/api/v1/approval-rules/{rule['id']}").status_code == 204
+    assert not ApprovalRule.objects.exists()
+
+
+def test_bad_rules_name_each_field(admin_api):
+    response = admin_api.post(
+        "/api/v1/approval-rules",
+        RULE
+        | {"condition": "amount > 1", "effectKind": "mutates", "gate": "sometimes", "reviewers": ["nobody"]},
+        format="json",
+    )
+    assert response.status_code == 400
+    errors = response.json()["error"]["details"]["errors"]
+    assert any(line.startswith("/gate: ") for line in errors)
+    assert any(line.startswith("/reviewers: ") for line in errors)
+    second = admin_api.post(
+        "/api/v1/approval-rules", RULE | {"condition": "amount > 1", "effectKind": "mutates"}, format="json"
+    )
+    errors = second.json()["error"]["details"]["errors"]
+    assert any(line.startswith("/condition: 'amount > 1' is not a condition") for line in errors)
+    assert any(line.startswith("/effectKind: not one of") for line in errors)
+    stranger = member("eve", tenant=other_tenant())
+    third = admin_api.post("/api/v1/approval-rules", RULE | {"reviewers": [stranger.username]}, format="json")
+    assert third.json()["error"]["details"]["errors"] == ["/reviewers: not members of your tenant: eve"]
+    assert not ApprovalRule.objects.exists()
+
+
+def test_only_tenant_admins_and_only_their_tenants_rules(api, admin_api):
+    refused = api.get("/api/v1/approval-rules")
+    assert (refused.status_code, refused.json()["error"]["message"]) == (
+        403,
+        "only a tenant admin may do this",
+    )
+    other = ApprovalRule.objects.create(tenant=other_tenant(), name="theirs", gate="deny")
+    assert admin_api.get(f"/api/v1/approval-rules/{other.pk}").status_code == 404
+    assert admin_api.delete(f"/api/v1/approval-rules/{other.pk}").status_code == 404
+    assert ApprovalRule.objects.filter(pk=other.pk).exists()

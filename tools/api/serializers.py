@@ -1,0 +1,114 @@
+"""The catalog on the wire: tools, agents and flows with their schemas, camelCase."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from runs.api.serializers import JsonObjectField
+from tools.models import Agent, Flow, Tool
+
+
+class EffectSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    resource = serializers.CharField()
+
+
+class ToolSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="key")
+    readOnly = serializers.BooleanField(source="is_read_only")
+    effects = EffectSerializer(many=True)
+    resultIsOutsideData = serializers.BooleanField(source="result_is_outside_data")
+    mayWait = serializers.BooleanField(source="may_wait")
+    inputSchema = JsonObjectField(source="input_schema")
+    outputSchema = JsonObjectField(source="output_schema")
+    retired = serializers.BooleanField(source="is_retired")
+
+    class Meta:
+        model = Tool
+        fields = [
+            "id",
+            "version",
+            "pack",
+            "description",
+            "mutating",
+            "readOnly",
+            "effects",
+            "resultIsOutsideData",
+            "idempotent",
+            "mayWait",
+            "execution",
+            "origin",
+            "inputSchema",
+            "outputSchema",
+            "retired",
+        ]
+        read_only_fields = fields
+
+
+class ToolRefSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    version = serializers.CharField()
+
+
+class OverridesSerializer(serializers.Serializer):
+    code = serializers.DictField(child=serializers.CharField(), help_text="Declared in the agent's code.")
+    admin = serializers.DictField(child=serializers.CharField(), help_text="Set by an admin; they win.")
+    effective = serializers.DictField(child=serializers.CharField())
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="key")
+    tools = ToolRefSerializer(source="tool_refs", many=True)
+    parallelToolCalls = serializers.BooleanField(source="parallel_tool_calls")
+    gatesEnabled = serializers.BooleanField(source="gates_enabled")
+    overrides = serializers.SerializerMethodField()
+    inputSchema = JsonObjectField(source="input_schema")
+    retired = serializers.BooleanField(source="is_retired")
+
+    class Meta:
+        model = Agent
+        fields = [
+            "id",
+            "version",
+            "pack",
+            "name",
+            "description",
+            "instructions",
+            "model",
+            "tools",
+            "parallelToolCalls",
+            "gatesEnabled",
+            "overrides",
+            "inputSchema",
+            "retired",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OverridesSerializer)
+    def get_overrides(self, agent: Agent) -> dict:
+        admin = {
+            o.tool_key: o.gate + (f" when {o.condition}" if o.condition else "")
+            for o in agent.admin_overrides.all()
+        }
+        return {"code": agent.code_overrides, "admin": admin, "effective": {**agent.code_overrides, **admin}}
+
+
+class FlowNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["tool", "agent"])
+    tool = serializers.CharField(required=False)
+    agent = serializers.CharField(required=False)
+    version = serializers.CharField()
+    input = JsonObjectField(help_text='Literals and {"$ref": "#/input/…" | "#/nodes/<id>/output/…"}.')
+
+
+class FlowSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="key")
+    inputSchema = JsonObjectField(source="input_schema")
+    nodes = FlowNodeSerializer(many=True)
+    output = JsonObjectField(help_text="The output mapping.")
+    retired = serializers.BooleanField(source="is_retired")
+
+    class Meta:
+        model = Flow
+        fields = ["id", "version", "pack", "description", "inputSchema", "nodes", "output", "retired"]
+        read_only_fields = fields

@@ -31,12 +31,10 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# `kindgi dev` migrates, loads the packs, makes the development admin, reviewer and API token,
+# saves the URL and token for the `kindgi` CLI, and serves HTTP and WebSockets.
 run: install
-	$(PY) manage.py migrate --no-input
-	$(PY) manage.py load_packs
-	$(PY) manage.py create_dev_admin
-	@echo "Kindgi is serving on http://$(HOST):$(PORT)/ (admin at http://$(HOST):$(PORT)/admin/)"
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) kindgi_site.asgi:application
+	$(VENV)/bin/kindgi dev --host $(HOST) --port $(PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

@@ -1,4 +1,4 @@
-"""ASGI entry point for daphne: HTTP now; WebSocket routes join as consumers are built."""
+"""ASGI entry point for daphne: HTTP, and WebSockets for live run progress."""
 
 import os
 
@@ -7,11 +7,21 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (needs Django set up first)
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from runs.routing import websocket_urlpatterns  # noqa: E402
 
 # daphne serves no static files of its own; in development Django's finders do.
 http_application = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
 
-application = ProtocolTypeRouter({"http": http_application})
+application = ProtocolTypeRouter(
+    {
+        "http": http_application,
+        # Browsers must come from an allowed host; the consumer then checks session or token.
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

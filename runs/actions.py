@@ -48,10 +48,12 @@ def _lease() -> timedelta:
 
 
 def append_entry(run: Run, entry: Entry) -> JournalEntry:
-    """Append one journal entry. Precondition: ``run`` was locked with select_for_update in this
-    transaction, so ``last_sequence`` is ours to bump."""
+    """Append one journal entry and have it published once the transaction commits.
+
+    Precondition: ``run`` was locked with select_for_update in this transaction, so
+    ``last_sequence`` is ours to bump."""
     run.last_sequence += 1
-    return JournalEntry.objects.create(
+    written = JournalEntry.objects.create(
         run=run,
         sequence=run.last_sequence,
         kind=entry.kind,
@@ -59,6 +61,16 @@ def append_entry(run: Run, entry: Entry) -> JournalEntry:
         duration_ms=entry.duration_ms,
         payload=entry.payload or {},
     )
+    # Published after commit with the run as it stands then, so the event's status is final.
+    transaction.on_commit(lambda: publish_now(run, written))
+    return written
+
+
+def publish_now(run: Run, entry: JournalEntry) -> None:
+    from runs.events import entry_event, run_group, send_to_groups
+
+    groups = [run_group(run.pk)] + ([run_group(run.parent_id)] if run.parent_id else [])
+    send_to_groups(groups, entry_event(run, entry))
 
 
 def _append_all(run: Run, entries: Iterable[Entry]) -> None:

@@ -45,8 +45,8 @@ class MessageSerializer(serializers.Serializer):
 class RunSerializer(serializers.ModelSerializer):
     flowId = serializers.CharField(source="flow_key")
     flowVersion = serializers.CharField(source="flow_version")
-    agentId = serializers.CharField(source="agent_key", allow_blank=True)
-    agentVersion = serializers.CharField(source="agent_version", allow_blank=True)
+    agentId = serializers.CharField(source="agent_key", allow_null=True, help_text="For agent turns only.")
+    agentVersion = serializers.CharField(source="agent_version", allow_null=True)
     status = serializers.ChoiceField(choices=RunStatus.choices)
     dryRun = serializers.BooleanField(source="dry_run")
     readOnly = serializers.BooleanField(source="read_only")
@@ -82,6 +82,12 @@ class RunSerializer(serializers.ModelSerializer):
             "finishedAt",
         ]
         read_only_fields = fields
+
+    def to_representation(self, run):
+        data = super().to_representation(run)
+        if not run.is_agent_turn:
+            data["agentId"] = data["agentVersion"] = None
+        return data
 
 
 class RunDetailSerializer(RunSerializer):

@@ -1,0 +1,5 @@
+import sys
+
+from kindgi.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,125 @@
+"""What each command does: one API call (or a few), printed as the API's JSON."""
+
+import argparse
+
+from kindgi.cli.client import Api
+from kindgi.cli.config import resolve
+from kindgi.cli.errors import API_ERROR, OK
+from kindgi.cli.output import show
+
+EXAMPLE_IDS = {
+    "tools": "my-pack.lookup-order",
+    "agents": "acme-ops.status-agent",
+    "flows": "my-pack.check-order",
+}
+
+
+def _api(args: argparse.Namespace) -> Api:
+    return Api(resolve(args.url, args.token))
+
+
+def runs_start(args) -> int:
+    body = {"input": args.input, "dryRun": args.dry_run, "readOnly": args.read_only}
+    body |= {"flowId": args.flow} if args.flow else {"agentId": args.agent}
+    if args.version:
+        body["version"] = args.version
+    if args.conversation:
+        body["conversationId"] = args.conversation
+    run = _api(args).post("/runs", body)
+    show(run)
+    return API_ERROR if run.get("status") == "failed" else OK
+
+
+def runs_get(args) -> int:
+    show(_api(args).get(f"/runs/{args.id}"))
+    return OK
+
+
+def runs_list(args) -> int:
+    show(
+        _api(args).get("/runs", {"status": args.status, "flowId": args.flow, "agentId": args.agent}),
+        output=args.output,
+        kind="runs",
+    )
+    return OK
+
+
+def runs_journal(args) -> int:
+    api, after, items = _api(args), args.after, []
+    while True:
+        page = api.get(f"/runs/{args.id}/journal", {"after": after})
+        items += page["items"]
+        if not page["nextCursor"]:
+            break
+        after = int(page["nextCursor"])
+    if args.output == "table":
+        show({"items": items}, output="table", kind="journal")
+    else:
+        show(items)
+    return OK
+
+
+def runs_watch(args) -> int:
+    from kindgi.cli.watch import watch
+
+    return watch(resolve(args.url, args.token), args.id)
+
+
+def runs_cancel(args) -> int:
+    show(_api(args).post(f"/runs/{args.id}/cancel"))
+    return OK
+
+
+def approvals_list(args) -> int:
+    show(_api(args).get("/approvals", {"status": args.status}), output=args.output, kind="approvals")
+    return OK
+
+
+def approvals_get(args) -> int:
+    show(_api(args).get(f"/approvals/{args.id}"))
+    return OK
+
+
+def approvals_complete(args) -> int:
+    body = {"decision": args.decision, "rationale": args.rationale}
+    if args.arguments is not None:
+        body["arguments"] = args.arguments
+    show(_api(args).post(f"/approvals/{args.id}/complete", body))
+    return OK
+
+
+def reviewers_register(args) -> int:
+    show(_api(args).post("/reviewers/register", args.spec))
+    return OK
+
+
+def reviewers_me(args) -> int:
+    show(_api(args).get("/reviewers/me"))
+    return OK
+
+
+def reviewers_list(args) -> int:
+    show(_api(args).get("/reviewers"), output=args.output, kind="reviewers")
+    return OK
+
+
+def catalog_list(kind: str):
+    def handler(args) -> int:
+        show(_api(args).get(f"/{kind}"), output=args.output, kind=kind)
+        return OK
+
+    return handler
+
+
+def catalog_get(kind: str):
+    def handler(args) -> int:
+        show(_api(args).get(f"/{kind}/{args.id}", {"version": args.version}))
+        return OK
+
+    return handler
+
+
+def dev(args) -> int:
+    from kindgi.cli.dev import serve
+
+    return serve(host=args.host, port=args.port)

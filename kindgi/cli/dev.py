@@ -1,0 +1,50 @@
+"""`kindgi dev`: a local server, ready to use in one command.
+
+It drives the project's own Django commands in subprocesses (the CLI itself imports no Django):
+migrate, load the packs, make sure the development admin, tenant, reviewer and API token exist,
+save the URL and token for the next `kindgi` command, then serve HTTP and WebSockets.
+"""
+
+import os
+import subprocess
+import sys
+
+from kindgi.cli.config import load_saved, save
+from kindgi.cli.errors import OK, CliError
+
+
+def _django(*arguments: str, capture: bool = False) -> str:
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "django", *arguments],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE if capture else None,
+    )
+    if result.returncode != 0:
+        raise CliError(f"`django-admin {' '.join(arguments)}` failed (exit {result.returncode}); see above")
+    return result.stdout or ""
+
+
+def serve(*, host: str, port: int) -> int:
+    _django("migrate", "--no-input", "--verbosity", "0")
+    _django("load_packs")
+    _django("create_dev_admin")
+    token = _django("dev_token", "--reuse", load_saved().get("token") or "", capture=True).strip()
+    url = f"http://{host}:{port}"
+    path = save(url, token)
+    print(
+        f"Saved {url} and an API token to {path}: `kindgi runs start …` in another terminal now just works."
+    )
+    print(f"Kindgi is serving on {url}/ (admin at {url}/admin/, API docs at {url}/api/docs/)", flush=True)
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
+    }
+    os.execve(
+        sys.executable,
+        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "kindgi_site.asgi:application"],
+        env,
+    )
+    return OK  # not reached: daphne replaced this process

@@ -1,0 +1,253 @@
+"""kindgi: drive a Kindgi server from a terminal.
+
+Exit codes: 0 success; 1 an API error, or a run that failed; 2 a usage error.
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from kindgi.cli import commands
+from kindgi.cli.errors import USAGE_ERROR, CliError
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        raise CliError(f"{self.prog}: {message}", USAGE_ERROR)
+
+
+def json_object(flag: str) -> Callable[[str], dict[str, Any]]:
+    """An argparse type: a JSON object, or an error naming where the JSON goes wrong."""
+
+    def parse(text: str) -> dict[str, Any]:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise CliError(
+                f"{flag} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno} "
+                f"(character {error.pos})",
+                USAGE_ERROR,
+            ) from None
+        if not isinstance(value, dict):
+            raise CliError(f'{flag} must be a JSON object, like \'{{"name": "Ada"}}\'', USAGE_ERROR)
+        return value
+
+    return parse
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """--url, --token and --output, accepted after a command as well as before it."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS, help="the server, e.g. http://127.0.0.1:8000")
+    common.add_argument("--token", default=argparse.SUPPRESS, help="an API token (kgi_…)")
+    common.add_argument(
+        "--output", choices=["json", "table"], default=argparse.SUPPRESS, help="lists as JSON or a table"
+    )
+    return common
+
+
+COMMON = _common_options()
+
+
+def _command(group, name: str, handler, help_text: str, example: str) -> argparse.ArgumentParser:
+    parser = group.add_parser(
+        name,
+        help=help_text,
+        description=help_text,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[COMMON],
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _group(areas, name: str, help_text: str, example: str):
+    parser = areas.add_parser(
+        name,
+        help=help_text,
+        description=help_text,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    actions.required = True
+    return actions
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="kindgi",
+        description="Drive a Kindgi server: start runs, watch them, decide approvals.",
+        epilog="Exit codes: 0 success, 1 an API error or a failed run, 2 a usage error.\n"
+        "The server and token come from --url/--token, KINDGI_URL/KINDGI_TOKEN, or what `kindgi dev` saved.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--url", help="the server, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--token", help="an API token (kgi_…)")
+    parser.add_argument(
+        "--output", choices=["json", "table"], default="json", help="lists as JSON (default) or a table"
+    )
+    areas = parser.add_subparsers(dest="area", metavar="COMMAND", parser_class=Parser)
+    areas.required = True
+
+    dev = _command(
+        areas,
+        "dev",
+        commands.dev,
+        "Run a local server, ready to use: migrate, load the packs, save a token, serve.",
+        "kindgi dev",
+    )
+    dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument("--port", type=int, default=8000)
+
+    runs = areas.add_parser("runs", help="start, inspect, watch and cancel runs").add_subparsers(
+        dest="action", metavar="ACTION", parser_class=Parser
+    )
+    start = _command(
+        runs,
+        "start",
+        commands.runs_start,
+        "Start a run of a flow, or one turn of an agent.",
+        'kindgi runs start --flow=my-pack.check-order --input=\'{"orderId":"ord_1001"}\' --dry-run',
+    )
+    target = start.add_mutually_exclusive_group(required=True)
+    target.add_argument("--flow", help="the flow's id")
+    target.add_argument("--agent", help="the agent's id")
+    start.add_argument(
+        "--input", required=True, type=json_object("--input"), help="the input, as a JSON object"
+    )
+    start.add_argument("--version", help="a version other than the newest")
+    start.add_argument("--dry-run", action="store_true", help="run only read-only tools; skip model calls")
+    start.add_argument("--read-only", action="store_true", help="hide and refuse tools that change things")
+    start.add_argument("--conversation", help="continue this agent conversation (its id)")
+    _command(
+        runs, "get", commands.runs_get, "Show a run.", "kindgi runs get 0c01376f-1566-4a0d-ba6f-95f4efff4758"
+    ).add_argument("id")
+    listing = _command(
+        runs, "list", commands.runs_list, "List runs, newest first.", "kindgi runs list --status=suspended"
+    )
+    listing.add_argument(
+        "--status", choices=["queued", "running", "suspended", "completed", "failed", "cancelled"]
+    )
+    listing.add_argument("--flow")
+    listing.add_argument("--agent")
+    journal = _command(
+        runs,
+        "journal",
+        commands.runs_journal,
+        "Show a run's journal.",
+        "kindgi runs journal 0c01376f-1566-4a0d-ba6f-95f4efff4758",
+    )
+    journal.add_argument("id")
+    journal.add_argument("--after", type=int, default=0, help="only entries after this sequence")
+    watch = _command(
+        runs,
+        "watch",
+        commands.runs_watch,
+        "Follow a run's journal live until it completes, fails or waits.",
+        "kindgi runs watch 0c01376f-1566-4a0d-ba6f-95f4efff4758",
+    )
+    watch.add_argument("id")
+    _command(
+        runs,
+        "cancel",
+        commands.runs_cancel,
+        "Cancel a run and the runs below it.",
+        "kindgi runs cancel 0c01376f-1566-4a0d-ba6f-95f4efff4758",
+    ).add_argument("id")
+
+    approvals = areas.add_parser("approvals", help="list and decide approvals").add_subparsers(
+        dest="action", metavar="ACTION", parser_class=Parser
+    )
+    approvals_list = _command(
+        approvals,
+        "list",
+        commands.approvals_list,
+        "List approvals, newest first.",
+        "kindgi approvals list --status=pending",
+    )
+    approvals_list.add_argument(
+        "--status", choices=["pending", "approved", "rejected", "expired", "cancelled"]
+    )
+    _command(
+        approvals,
+        "get",
+        commands.approvals_get,
+        "Show an approval.",
+        "kindgi approvals get 416c22ba-73f9-45b7-999d-c1d5938758f7",
+    ).add_argument("id")
+    complete = _command(
+        approvals,
+        "complete",
+        commands.approvals_complete,
+        "Approve or reject a waiting tool call.",
+        "kindgi approvals complete 416c22ba-73f9-45b7-999d-c1d5938758f7 --decision=approve \\\n"
+        '    --rationale="Confirmed with the on-call engineer"',
+    )
+    complete.add_argument("id")
+    complete.add_argument("--decision", required=True, choices=["approve", "reject"])
+    complete.add_argument("--rationale", default="", help="why (required to reject)")
+    complete.add_argument(
+        "--arguments", type=json_object("--arguments"), help="approve these arguments instead (JSON)"
+    )
+
+    reviewers = areas.add_parser("reviewers", help="register as a reviewer").add_subparsers(
+        dest="action", metavar="ACTION", parser_class=Parser
+    )
+    register = _command(
+        reviewers,
+        "register",
+        commands.reviewers_register,
+        "Register yourself (the token's user) as a reviewer.",
+        'kindgi reviewers register --spec=\'{"role":"standard","displayName":"Ada Lovelace"}\'',
+    )
+    register.add_argument(
+        "--spec", required=True, type=json_object("--spec"), help='{"role": …, "displayName": …}'
+    )
+    _command(
+        reviewers, "me", commands.reviewers_me, "Show your reviewer registration.", "kindgi reviewers me"
+    )
+    _command(
+        reviewers,
+        "list",
+        commands.reviewers_list,
+        "List your tenant's reviewers.",
+        "kindgi reviewers list --output=table",
+    )
+
+    for kind in ("tools", "agents", "flows"):
+        group = areas.add_parser(kind, help=f"the catalog's {kind}").add_subparsers(
+            dest="action", metavar="ACTION", parser_class=Parser
+        )
+        _command(
+            group,
+            "list",
+            commands.catalog_list(kind),
+            f"List the {kind} in service.",
+            f"kindgi {kind} list --output=table",
+        )
+        get = _command(
+            group,
+            "get",
+            commands.catalog_get(kind),
+            f"Show one of the {kind}, newest version.",
+            f"kindgi {kind} get {commands.EXAMPLE_IDS[kind]}",
+        )
+        get.add_argument("id")
+        get.add_argument("--version")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.handler(args)
+    except CliError as error:
+        print(f"kindgi: {error.message}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,34 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from approvals.models import Reviewer
+from tenants.tokens import do_create_token, user_for_token
+
+
+class Command(BaseCommand):
+    help = (
+        "Print an API token of the development admin (see create_dev_admin), who is also made a "
+        "reviewer: the given one if it is still valid, else a new one. For `kindgi dev`."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="admin")
+        parser.add_argument("--reuse", default="", help="a token to keep using if it is still valid")
+
+    def handle(self, *args, username: str, reuse: str, **options):
+        if not settings.DEBUG:
+            raise CommandError("dev_token is for development only")
+        from django.contrib.auth import get_user_model
+
+        user = get_user_model().objects.filter(username=username).select_related("membership__tenant").first()
+        if user is None or getattr(user, "membership", None) is None:
+            raise CommandError(f"there is no development admin {username!r}; run create_dev_admin first")
+        Reviewer.objects.get_or_create(
+            user=user,
+            defaults={"tenant": user.membership.tenant, "role": "admin", "display_name": "Dev Admin"},
+        )
+        if reuse and user_for_token(reuse) == user:
+            self.stdout.write(reuse)
+            return
+        _, token = do_create_token(user=user, name="kindgi dev")
+        self.stdout.write(token)

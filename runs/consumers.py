@@ -1,0 +1,81 @@
+"""/ws/runs/<run id>/: a run's journal entries (and its child runs'), live, after those missed."""
+
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from runs.events import entry_event, run_group
+from runs.models import Run
+from tenants.tokens import user_for_token
+
+FORBIDDEN = 4403
+
+
+def _token_from(scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer":
+                return token.strip()
+    return None
+
+
+class RunConsumer(AsyncJsonWebsocketConsumer):
+    """Authorises at connect (session or API token, the run in the user's tenant), joins the run's
+    group, then sends the entries after ``?after=`` (marked ``replayed``) and a ``replay.done``
+    event with the run's status, then the live ones; each entry once."""
+
+    async def connect(self):
+        self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        run = await self._run_for_user()
+        if run is None:
+            await self.close(code=FORBIDDEN)
+            return
+        self.last_sent: dict[str, int] = {}
+        await self.channel_layer.group_add(run_group(self.run_id), self.channel_name)
+        await self.accept()
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        try:
+            after = int(query.get("after", ["0"])[0])
+        except ValueError:
+            after = 0
+        history, status = await self._history(after)
+        for event in history:
+            await self.journal_entry({**event, "replayed": True})
+        # The replay is done: from here on, every entry is live and carries the status it left.
+        await self.send_json({"type": "replay.done", "runId": str(self.run_id), "runStatus": status})
+
+    async def disconnect(self, code):
+        if hasattr(self, "last_sent"):
+            await self.channel_layer.group_discard(run_group(self.run_id), self.channel_name)
+
+    async def journal_entry(self, event):
+        """One handler for the one event type: skip what this client already has."""
+        run_id, sequence = event["runId"], event["entry"]["sequence"]
+        if sequence <= self.last_sent.get(run_id, 0):
+            return
+        self.last_sent[run_id] = sequence
+        await self.send_json(event)
+
+    @database_sync_to_async
+    def _run_for_user(self) -> Run | None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            token = _token_from(self.scope)
+            user = user_for_token(token) if token else None
+        membership = getattr(user, "membership", None) if user else None
+        if membership is None:
+            return None
+        return Run.objects.filter(pk=self.run_id, tenant_id=membership.tenant_id).first()
+
+    @database_sync_to_async
+    def _history(self, after: int) -> tuple[list[dict], str]:
+        run = Run.objects.get(pk=self.run_id)
+        children = list(Run.objects.filter(parent=run))
+        events = [
+            entry_event(run, entry) for entry in run.journal.filter(sequence__gt=after).order_by("sequence")
+        ]
+        for child in children:  # a child's entries are all new to a client that starts here
+            events += [entry_event(child, entry) for entry in child.journal.order_by("sequence")]
+        return sorted(events, key=lambda event: event["entry"]["time"]), run.status

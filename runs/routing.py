@@ -1,0 +1,5 @@
+from django.urls import path
+
+from runs.consumers import RunConsumer
+
+websocket_urlpatterns = [path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi())]

@@ -1,0 +1,59 @@
+"""`kindgi dev`: one command to a server that the next `kindgi` command uses with no flags."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import httpx
+
+from tests.live_server import ROOT, free_port
+
+
+def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
+    port = free_port()
+    config = tmp_path / "config" / "kindgi.json"
+    env = os.environ | {
+        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
+        "KINDGI_CONFIG": str(config),
+    }
+    env.pop("KINDGI_TOKEN", None)
+    env.pop("KINDGI_URL", None)
+    kindgi = [sys.executable, "-m", "kindgi.cli"]
+    server = subprocess.Popen(
+        [*kindgi, "dev", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None, server.stdout.read().decode()
+                time.sleep(0.3)
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600
+        saved = json.loads(config.read_text())
+        assert saved["url"] == f"http://127.0.0.1:{port}"
+        assert saved["token"].startswith("kgi_")
+
+        result = subprocess.run(
+            [*kindgi, "tools", "list"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        assert "my-pack.lookup-order" in result.stdout
+        result = subprocess.run(
+            [*kindgi, "reviewers", "me"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert json.loads(result.stdout)["user"] == "admin"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
+from approvals.events import DECIDED, EXPIRED, announce
 from approvals.exceptions import (
     ApprovalConflictError,
     ApprovalInputError,
@@ -19,8 +20,6 @@ from approvals.exceptions import (
 from approvals.models import Approval, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.waitpoints import APPROVAL
-from approvals.webhooks import APPROVAL_DECIDED, record_event
-from approvals.wire import approval_json, decision_json
 from runs.actions import resume_locked_run
 from runs.engine.invocation import field_errors
 from runs.models import Run
@@ -170,11 +169,7 @@ def do_complete_approval(
 
 
 def _decided(approval: Approval, decision: Decision) -> None:
-    record_event(
-        approval.tenant_id,
-        APPROVAL_DECIDED,
-        {"approval": approval_json(approval), "decision": decision_json(decision)},
-    )
+    announce(approval, EXPIRED if approval.status == ApprovalStatus.EXPIRED else DECIDED, decision)
 
 
 def _started_by(run: Run):

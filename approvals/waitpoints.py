@@ -6,10 +6,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from approvals.events import CANCELLED, CREATED, announce
 from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
-from approvals.webhooks import APPROVAL_CREATED, record_event
-from approvals.wire import approval_json
 from runs.models import Run
 
 APPROVAL = "approval"
@@ -40,10 +39,12 @@ class ApprovalWaitpoints:
             },
         )
         if created:
-            record_event(run.tenant_id, APPROVAL_CREATED, {"approval": approval_json(approval)})
+            announce(approval, CREATED)
         return {**waitpoint, "approvalId": str(approval.pk)}
 
     def on_cancel(self, run: Run) -> None:
-        Approval.objects.filter(run=run, status=ApprovalStatus.PENDING).update(
-            status=ApprovalStatus.CANCELLED, decided_at=timezone.now()
-        )
+        now = timezone.now()
+        for approval in Approval.objects.filter(run=run, status=ApprovalStatus.PENDING):
+            approval.status, approval.decided_at = ApprovalStatus.CANCELLED, now
+            approval.save(update_fields=["status", "decided_at"])
+            announce(approval, CANCELLED)

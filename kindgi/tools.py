@@ -5,7 +5,7 @@ import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -39,6 +39,9 @@ class ToolContext:
 @dataclass(frozen=True, kw_only=True)
 class ToolDefinition:
     """A tool as its pack declares it. Make one with the ``@tool`` decorator."""
+
+    # Calling a tool runs it: a template that shows one must never call it.
+    do_not_call_in_templates: ClassVar[bool] = True
 
     id: str
     version: str

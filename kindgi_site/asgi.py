@@ -13,7 +13,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from runs.routing import websocket_urlpatterns  # noqa: E402
+from kindgi_site.routing import websocket_urlpatterns  # noqa: E402
 
 # daphne serves no static files of its own; in development Django's finders do.
 http_application = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app

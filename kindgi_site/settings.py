@@ -129,6 +129,10 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+LOGIN_URL = "console:login"
+LOGIN_REDIRECT_URL = "console:queue"
+LOGOUT_REDIRECT_URL = "console:login"
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"

@@ -7,6 +7,7 @@ from kindgi_site import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("console/", include("kindgi_site.console_urls")),
     path("api/v1/", include(("kindgi_site.api.urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -7,18 +7,13 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from runs.events import entry_event, run_group
 from runs.models import Run
-from tenants.tokens import user_for_token
+from runs.socket_auth import socket_user, wants_html
 
 FORBIDDEN = 4403
-
-
-def _token_from(scope) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer":
-                return token.strip()
-    return None
+# For the console: have htmx fetch the run's live parts again (see templates/console/run.html).
+REFRESH_RUN = (
+    '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-target="#run-live"></div>'
+)
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
@@ -33,6 +28,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=FORBIDDEN)
             return
         self.last_sent: dict[str, int] = {}
+        self.html = wants_html(self.scope)
         await self.channel_layer.group_add(run_group(self.run_id), self.channel_name)
         await self.accept()
         query = parse_qs(self.scope.get("query_string", b"").decode())
@@ -43,8 +39,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         history, status = await self._history(after)
         for event in history:
             await self.journal_entry({**event, "replayed": True})
-        # The replay is done: from here on, every entry is live and carries the status it left.
-        await self.send_json({"type": "replay.done", "runId": str(self.run_id), "runStatus": status})
+        if not self.html:
+            # The replay is done: from here on, every entry is live and carries the status it left.
+            await self.send_json({"type": "replay.done", "runId": str(self.run_id), "runStatus": status})
 
     async def disconnect(self, code):
         if hasattr(self, "last_sent"):
@@ -56,14 +53,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if sequence <= self.last_sent.get(run_id, 0):
             return
         self.last_sent[run_id] = sequence
+        if self.html:
+            if not event.get("replayed"):
+                await self.send(text_data=REFRESH_RUN.format(url=f"/console/runs/{self.run_id}/live/"))
+            return
         await self.send_json(event)
 
     @database_sync_to_async
     def _run_for_user(self) -> Run | None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            token = _token_from(self.scope)
-            user = user_for_token(token) if token else None
+        user = socket_user(self.scope)
         membership = getattr(user, "membership", None) if user else None
         if membership is None:
             return None

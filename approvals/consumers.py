@@ -1,0 +1,43 @@
+"""/ws/approvals/: the tenant's approval events (created, decided, expired, cancelled), live."""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from approvals.events import approvals_group
+from runs.socket_auth import socket_user, wants_html
+
+FORBIDDEN = 4403
+# For the console: have htmx fetch the queue again, with the filters on the page.
+REFRESH_QUEUE = (
+    '<div id="queue-refresh" hx-swap-oob="true" hx-get="/console/queue/" hx-include="#queue-filters" '
+    'hx-trigger="load" hx-target="#approval-list"></div>'
+)
+
+
+class ApprovalsConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self):
+        self.tenant_id = await self._tenant_of_user()
+        if self.tenant_id is None:
+            await self.close(code=FORBIDDEN)
+            return
+        self.html = wants_html(self.scope)
+        await self.channel_layer.group_add(approvals_group(self.tenant_id), self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        if getattr(self, "tenant_id", None) is not None:
+            await self.channel_layer.group_discard(approvals_group(self.tenant_id), self.channel_name)
+
+    async def approval_event(self, event):
+        if self.html:
+            await self.send(text_data=REFRESH_QUEUE)
+        else:
+            await self.send_json(
+                {key: value for key, value in event.items() if key != "type"} | {"type": event["event"]}
+            )
+
+    @database_sync_to_async
+    def _tenant_of_user(self):
+        user = socket_user(self.scope)
+        membership = getattr(user, "membership", None) if user else None
+        return membership.tenant_id if membership else None

@@ -1,0 +1,21 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+from django.views.generic import RedirectView
+
+from approvals.console import views as approvals
+from runs import console as runs
+
+app_name = "console"
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="console:queue"), name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("queue/", approvals.queue, name="queue"),
+    path("approvals/<uuid:approval_id>/", approvals.approval_page, name="approval"),
+    path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
+    path("runs/", runs.run_list, name="runs"),
+    path("runs/<uuid:run_id>/", runs.run_page, name="run"),
+    path("runs/<uuid:run_id>/live/", runs.run_live, name="run-live"),
+    path("runs/<uuid:run_id>/cancel/", runs.run_cancel, name="run-cancel"),
+]

@@ -1,0 +1,85 @@
+"""Run pages of the console: the list, and a run with its live journal and timeline."""
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from runs import timeline
+from runs.actions import do_cancel_run
+from runs.exceptions import RunStateError
+from runs.models import Run, RunStatus
+from runs.selectors import run_list_for_tenant
+
+
+def _tenant(request):
+    membership = getattr(request.user, "membership", None)
+    return membership.tenant if membership else None
+
+
+def _run_or_none(request, run_id) -> Run | None:
+    tenant = _tenant(request)
+    if tenant is None:
+        return None
+    return Run.objects.select_related("parent", "started_by").filter(pk=run_id, tenant=tenant).first()
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    tenant = _tenant(request)
+    if tenant is None:
+        return render(request, "console/not_a_reviewer.html", {"membership": None}, status=403)
+    status = request.GET.get("status", "")
+    runs = run_list_for_tenant(tenant, status=status if status in RunStatus.values else None)
+    page = Paginator(runs, 50).get_page(request.GET.get("page"))
+    return render(
+        request, "console/runs.html", {"page": page, "status": status, "statuses": RunStatus.values}
+    )
+
+
+def _live_context(run: Run) -> dict:
+    entries = list(run.journal.order_by("sequence"))
+    bars, height = timeline.build(entries)
+    return {
+        "run": run,
+        "entries": entries,
+        "bars": bars,
+        "timeline_height": height,
+        "children": list(run.children.order_by("created_at")),
+        "pending": list(run.approvals.filter(status="pending")),
+    }
+
+
+@login_required
+def run_page(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    run = _run_or_none(request, run_id)
+    if run is None:
+        return render(request, "console/not_found.html", {"what": "run"}, status=404)
+    return render(request, "console/run.html", _live_context(run))
+
+
+@login_required
+def run_live(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    """The parts of the run page that change: fetched again whenever the run's socket says so."""
+    run = _run_or_none(request, run_id)
+    if run is None:
+        return HttpResponse(status=404)
+    return render(request, "console/run.html#run-live", _live_context(run))
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    run = _run_or_none(request, run_id)
+    if run is None:
+        return render(request, "console/not_found.html", {"what": "run"}, status=404)
+    try:
+        do_cancel_run(run.pk, reason="cancelled in the console", acting_user=request.user)
+        messages.success(request, "The run was cancelled.")
+    except RunStateError as error:
+        messages.error(request, str(error))
+    return redirect("console:run", run_id=run.pk)

@@ -1,5 +1,0 @@
-from django.urls import path
-
-from runs.consumers import RunConsumer
-
-websocket_urlpatterns = [path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi())]

@@ -1,0 +1,211 @@
+"""The reviewer console, server side: what each page shows, what each form does, what it refuses."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from approvals.models import Approval, Decision
+from packs.acme_ops.status_page import STATUS_PAGE
+from runs.actions import check_start_run
+from runs.models import Run
+from tests.factories import default_tenant, member, other_tenant, reviewer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def waiting(message="Checkout is back to normal.", tenant=None) -> Run:
+    return check_start_run(
+        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}
+    )
+
+
+def test_sign_in_is_required_and_works():
+    response = Client().get("/console/queue/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/console/login/")
+    ada = reviewer("ada")
+    signed = Client().post("/console/login/", {"username": "ada", "password": "a-long-test-password"})
+    assert signed.status_code == 302
+    assert signed["Location"] == "/console/queue/"
+    assert ada.is_authenticated
+
+
+def test_a_user_who_is_not_a_reviewer_sees_why_and_what_to_do():
+    page = signed_in(member("carl")).get("/console/queue/")
+    assert page.status_code == 403
+    assert "You are not a reviewer yet" in page.text
+    assert "kindgi reviewers register" in page.text
+    loner = signed_in(get_user_model().objects.create_user("loner"))
+    assert "You belong to no tenant" in loner.get("/console/queue/").text
+
+
+def test_the_queue_lists_pending_approvals_with_what_they_do(django_assert_max_num_queries):
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    page = client.get("/console/queue/")
+    assert page.status_code == 200
+    assert "acme-ops.post-update" in page.text
+    assert "external-side-effect external:status-page" in page.text
+    assert "acme-ops.status-agent" in page.text
+    assert str(run.pk)[:8] in page.text
+    assert 'ws-connect="/ws/approvals/?format=html"' in page.text
+    assert "/static/django_htmx/htmx-2.min.js" in page.text
+    assert "<kbd>j</kbd>" in page.text
+    partial = client.get("/console/queue/", HTTP_HX_REQUEST="true")
+    assert partial.text.lstrip().startswith('<div id="approval-list">')
+    assert "<html" not in partial.text
+
+
+def test_the_queue_costs_the_same_queries_for_many_approvals():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = signed_in(reviewer("ada"))
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as context:
+            assert client.get("/console/queue/").status_code == 200
+        return len(context)
+
+    waiting()
+    few = queries()
+    for index in range(12):
+        waiting(f"update {index}")
+    assert queries() == few
+
+
+def test_filters():
+    waiting()
+    check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    client = signed_in(reviewer("ada"))
+    assert "acme-ops.post-update</code>" in client.get("/console/queue/?agent=acme-ops.status-agent").text
+    assert "Nothing waits for a decision" in client.get("/console/queue/?agent=my-pack.echo-agent").text
+    assert "Nothing waits for a decision" in client.get("/console/queue/?age=older").text
+    assert (
+        "acme-ops.post-update</code>" in client.get("/console/queue/?age=hour&tool=acme-ops.post-update").text
+    )
+
+
+def test_an_approval_above_your_role_is_shown_but_cannot_be_decided():
+    run = waiting()
+    Approval.objects.filter(run=run).update(required_role="senior")
+    client = signed_in(reviewer("ada"))
+    assert "Can't decide: needs the role senior (you are standard)" in client.get("/console/queue/").text
+    approval = run.approvals.get()
+    page = client.get(f"/console/approvals/{approval.pk}/")
+    assert "You can't decide this: needs the role senior" in page.text
+    refused = client.post(f"/console/approvals/{approval.pk}/", {"decision": "approve"})
+    assert refused.status_code == 409
+    assert not Decision.objects.exists()
+
+
+def test_the_approval_page_shows_the_call_escaped_and_the_conversation():
+    run = waiting("<script>alert('x')</script> is back")
+    page = signed_in(reviewer("ada")).get(f"/console/approvals/{run.approvals.get().pk}/")
+    assert page.status_code == 200
+    assert "Posts a message to the public status page." in page.text
+    assert "external-side-effect external:status-page" in page.text
+    assert "<strong>no: it changes things</strong>" in page.text
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; is back" in page.text
+    assert "<script>alert" not in page.text
+    assert "override always_ask (agent code)" in page.text
+
+
+def test_approve_then_the_run_page_shows_it_completed():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    response = client.post(
+        f"/console/approvals/{run.approvals.get().pk}/", {"decision": "approve", "rationale": "ok"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"/console/runs/{run.pk}/"
+    page = client.get(response["Location"])
+    assert 'id="run-status">completed<' in page.text
+    assert "&#x27;posted&#x27;: True" in page.text
+    assert "approved by Ada" in page.text  # the wait on the timeline says who decided
+    assert len(STATUS_PAGE.posts) == 1
+
+
+def test_reject_needs_a_rationale_said_on_the_page():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    url = f"/console/approvals/{run.approvals.get().pk}/"
+    refused = client.post(url, {"decision": "reject"})
+    assert refused.status_code == 400
+    assert "Rationale: a rejection needs a rationale" in refused.text
+    assert client.post(url, {"decision": "reject", "rationale": "Not confirmed yet"}).status_code == 302
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert STATUS_PAGE.posts == []
+
+
+def test_edited_arguments_are_checked_and_errors_sit_beside_the_field():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    url = f"/console/approvals/{run.approvals.get().pk}/"
+    refused = client.post(url, {"decision": "approve", "edit": "on", "arg-message": ""})
+    assert refused.status_code == 400
+    assert 'id="id_arg-message-error">Field required</p>' in refused.text
+    refused = client.post(url, {"decision": "approve", "edit": "on", "arg-message": "x" * 501})
+    assert 'id="id_arg-message-error">String should have at most 500 characters</p>' in refused.text
+    assert not Decision.objects.exists()
+    assert (
+        client.post(url, {"decision": "approve", "edit": "on", "arg-message": "Edited."}).status_code == 302
+    )
+    assert [post.message for post in STATUS_PAGE.posts] == ["Edited."]
+
+
+def test_bulk_decisions_are_each_their_own_record():
+    runs = [waiting(f"update {index}") for index in range(3)]
+    client = signed_in(reviewer("ada"))
+    ids = [str(run.approvals.get().pk) for run in runs[:2]]
+    response = client.post("/console/approvals/bulk/", {"approval": ids, "decision": "approve"}, follow=True)
+    assert "Approved 2 approval(s)." in response.text
+    assert Decision.objects.count() == 2
+    assert Approval.objects.filter(status="pending").count() == 1
+    refused = client.post(
+        "/console/approvals/bulk/",
+        {"approval": [str(runs[2].approvals.get().pk)], "decision": "reject"},
+        follow=True,
+    )
+    assert "a rejection needs a rationale" in refused.text
+
+
+def test_runs_list_run_page_live_part_and_cancel():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    listing = client.get("/console/runs/?status=suspended")
+    assert str(run.pk)[:8] in listing.text
+    page = client.get(f"/console/runs/{run.pk}/")
+    assert f'ws-connect="/ws/runs/{run.pk}/?format=html"' in page.text
+    assert '<svg class="timeline"' in page.text
+    assert "Waiting for a decision on" in page.text
+    live = client.get(f"/console/runs/{run.pk}/live/")
+    assert live.text.lstrip().startswith('<div id="run-live">')
+    cancelled = client.post(f"/console/runs/{run.pk}/cancel/", follow=True)
+    assert "The run was cancelled." in cancelled.text
+    assert Run.objects.get(pk=run.pk).status == "cancelled"
+
+
+def test_another_tenants_things_do_not_exist_here():
+    run = waiting(tenant=other_tenant())
+    client = signed_in(reviewer("ada"))
+    assert client.get(f"/console/approvals/{run.approvals.get().pk}/").status_code == 404
+    assert client.get(f"/console/runs/{run.pk}/").status_code == 404
+    assert client.post(f"/console/runs/{run.pk}/cancel/").status_code == 404
+    assert "Nothing waits for a decision" in client.get("/console/queue/").text
+
+
+def test_forms_need_their_csrf_token():
+    run = waiting()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(reviewer("ada"))
+    response = client.post(f"/console/approvals/{run.approvals.get().pk}/", {"decision": "approve"})
+    assert response.status_code == 403
+    assert not Decision.objects.exists()

@@ -28,6 +28,15 @@ class Bar:
         return self.lane * LANE_HEIGHT + 4
 
     @property
+    def label_at_end(self) -> bool:
+        """Near the right edge, the label goes to the bar's left so that it is not cut off."""
+        return self.x + self.width > WIDTH * 0.8 and self.width < WIDTH * 0.5
+
+    @property
+    def label_x(self) -> float:
+        return self.x - 4 if self.label_at_end else self.x + 4
+
+    @property
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds()
 

@@ -1,0 +1,140 @@
+"""A reviewer at work in real headless Chromium, against a live server with real WebSockets."""
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from approvals.models import Approval
+from tenants.tokens import do_create_token
+from tests.factories import reviewer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PASSWORD = "a-long-test-password"
+
+
+def sign_in(page, server, username):
+    page.goto(f"{server.url}/console/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page.locator("h1")).to_have_text("Waiting for a decision")
+
+
+def start_status_run(server, user, message):
+    _, token = do_create_token(user=user)
+    response = httpx.post(
+        f"{server.url}/api/v1/runs",
+        json={"agentId": "acme-ops.status-agent", "input": {"userMessage": message}},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def decide_by_api(server, user, approval_id, decision="approve", rationale="ok"):
+    _, token = do_create_token(user=user)
+    response = httpx.post(
+        f"{server.url}/api/v1/approvals/{approval_id}/complete",
+        json={"decision": decision, "rationale": rationale},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_a_new_approval_appears_without_a_reload_and_approving_completes_the_run(server, page, screenshot):
+    ada = reviewer("ada")
+    sign_in(page, server, "ada")
+    expect(page.get_by_text("Nothing waits for a decision")).to_be_visible()
+    page.wait_for_timeout(300)  # the queue's socket is open
+
+    run = start_status_run(server, ada, "Checkout is back to normal.")
+    row = page.locator("tr.approval-row")
+    expect(row).to_have_count(1)  # arrived over the WebSocket: no reload
+    expect(row).to_contain_text("external-side-effect external:status-page")
+    screenshot(page, "queue")
+
+    row.get_by_role("link", name="Review").click()
+    expect(page.locator("#arguments")).to_contain_text('"message": "Checkout is back to normal."')
+    screenshot(page, "approval")
+    page.fill("textarea[name=rationale]", "Confirmed with the on-call engineer")
+    page.click("#approve")
+    expect(page.locator("#run-status")).to_have_text("completed")
+    expect(page.locator(".tool-result")).to_contain_text("'posted': True")
+    assert page.url.endswith(f"/console/runs/{run['id']}/")
+
+
+def test_the_run_page_follows_the_run_live(server, page, screenshot):
+    ada = reviewer("ada")
+    run = start_status_run(server, ada, "Up again.")
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/runs/{run['id']}/")
+    expect(page.locator("#run-status")).to_have_text("suspended")
+    page.wait_for_timeout(300)
+    decide_by_api(server, ada, Approval.objects.get(run_id=run["id"]).pk)
+    expect(page.locator("#run-status")).to_have_text("completed")  # no reload
+    expect(page.locator("svg.timeline")).to_contain_text("approved by Ada")
+    screenshot(page, "run")
+
+
+def test_rejecting_needs_a_rationale(server, page):
+    ada = reviewer("ada")
+    run = start_status_run(server, ada, "Maybe up.")
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/approvals/{Approval.objects.get(run_id=run['id']).pk}/")
+    page.click("#reject")
+    expect(page.locator(".errors")).to_contain_text("a rejection needs a rationale")
+    page.fill("textarea[name=rationale]", "Not confirmed yet")
+    page.click("#reject")
+    expect(page.locator("#run-status")).to_have_text("completed")
+    expect(page.locator(".tool-result")).to_contain_text("'rationale': 'Not confirmed yet'")
+
+
+def test_a_reviewer_with_too_low_a_role_cannot_decide(server, page):
+    ada = reviewer("ada")
+    run = start_status_run(server, ada, "Senior stuff.")
+    approval = Approval.objects.get(run_id=run["id"])
+    Approval.objects.filter(pk=approval.pk).update(required_role="senior")
+    sign_in(page, server, "ada")
+    expect(page.locator("tr.approval-row")).to_contain_text(
+        "Can't decide: needs the role senior (you are standard)"
+    )
+    page.goto(f"{server.url}/console/approvals/{approval.pk}/")
+    expect(page.locator(".status-locked")).to_contain_text("You can't decide this: needs the role senior")
+    expect(page.locator("#approve")).to_have_count(0)
+
+
+def test_edited_arguments_with_an_error_then_success(server, page):
+    ada = reviewer("ada")
+    run = start_status_run(server, ada, "chekout is back")
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/approvals/{Approval.objects.get(run_id=run['id']).pk}/")
+    page.click("summary")
+    page.check("input[name=edit]")
+    page.fill("textarea[name=arg-message], input[name=arg-message]", "x" * 501)
+    page.click("#approve")
+    expect(page.locator("#id_arg-message-error")).to_have_text("String should have at most 500 characters")
+    expect(page.locator("details")).to_have_attribute("open", "")  # the edit stays open beside its error
+    page.fill("textarea[name=arg-message], input[name=arg-message]", "Checkout is back to normal.")
+    page.click("#approve")
+    expect(page.locator("#run-status")).to_have_text("completed")
+    expect(page.locator(".tool-result")).to_contain_text("Checkout is back to normal.")
+
+
+def test_bulk_approve(server, page):
+    ada = reviewer("ada")
+    runs = [start_status_run(server, ada, f"Update {index}") for index in range(2)]
+    sign_in(page, server, "ada")
+    expect(page.locator("tr.approval-row")).to_have_count(2)
+    for checkbox in page.locator("input[name=approval]").all():
+        checkbox.check()
+    page.click("button[name=decision][value=approve]")
+    expect(page.locator(".flash")).to_contain_text("Approved 2 approval(s).")
+    expect(page.get_by_text("Nothing waits for a decision")).to_be_visible()
+    for run in runs:
+        response = httpx.get(
+            f"{server.url}/api/v1/runs/{run['id']}",
+            headers={"Authorization": f"Bearer {do_create_token(user=ada)[1]}"},
+        )
+        assert response.json()["status"] == "completed"

@@ -138,3 +138,22 @@ def test_bulk_approve(server, page):
             headers={"Authorization": f"Bearer {do_create_token(user=ada)[1]}"},
         )
         assert response.json()["status"] == "completed"
+
+
+def test_keyboard_shortcuts_move_and_open(server, page):
+    ada = reviewer("ada")
+    for index in range(2):
+        start_status_run(server, ada, f"Update {index}")
+    sign_in(page, server, "ada")
+    rows = page.locator("tr.approval-row")
+    expect(rows).to_have_count(2)
+    page.keyboard.press("j")
+    expect(rows.nth(0)).to_have_class("approval-row selected")
+    page.keyboard.press("j")
+    expect(rows.nth(1)).to_have_class("approval-row selected")
+    page.keyboard.press("k")
+    expect(rows.nth(0)).to_have_class("approval-row selected")
+    page.keyboard.press("a")
+    expect(page.locator("#approve")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#run-status")).to_have_text("completed")

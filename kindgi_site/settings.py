@@ -6,33 +6,16 @@ Values a deployment changes come from the environment.
 import os
 from pathlib import Path
 
-from django.core.exceptions import ImproperlyConfigured
+from kindgi_site.config import Environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if raw.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+ENV = Environment()
 
-
-DEBUG = _env_bool("KINDGI_DEBUG", True)
-
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when KINDGI_DEBUG is off")
-    SECRET_KEY = "django-insecure-kindgi-development-only"
-
-ALLOWED_HOSTS = [
-    host.strip() for host in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if host.strip()
-]
+DEBUG = ENV.boolean("KINDGI_DEBUG", True)
+SECRET_KEY = ENV.secret_key(debug=DEBUG)
+ALLOWED_HOSTS = ENV.listing("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [
     "daphne",
@@ -98,24 +81,14 @@ DATABASES = {
         "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
     }
 }
-if os.environ.get("DATABASE_URL"):
-    import dj_database_url
+DATABASES["default"] = ENV.database(DATABASES["default"])
 
-    DATABASES["default"] = dj_database_url.parse(
-        os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True
-    )
-
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# In memory for one process; REDIS_URL (redis://host:6379/0) shares events between processes.
+CHANNEL_LAYERS = ENV.channel_layers()
 
 # Runs execute through Django's Tasks framework: at once, inside the call that starts or
 # resumes them (the default), or queued in the database for `manage.py db_worker` processes.
-KINDGI_TASKS = os.environ.get("KINDGI_TASKS", "immediate")
-if KINDGI_TASKS == "immediate":
-    TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
-elif KINDGI_TASKS == "db":
-    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
-else:
-    raise ImproperlyConfigured(f"KINDGI_TASKS must be 'immediate' or 'db', not {KINDGI_TASKS!r}")
+TASKS = ENV.tasks()
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -173,22 +146,18 @@ SPECTACULAR_SETTINGS = {
 
 # Python packages whose `pack` (made with kindgi.define_pack) the catalog loads.
 # A model for agents that name none, e.g. "openai:gpt-4.1-mini".
-KINDGI_DEFAULT_MODEL = os.environ.get("KINDGI_DEFAULT_MODEL", "")
+KINDGI_DEFAULT_MODEL = ENV.text("KINDGI_DEFAULT_MODEL")
 
 # Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
 KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
 
 # Four-eyes: a reviewer may not decide the calls of a run they started.
-KINDGI_FOUR_EYES = os.environ.get("KINDGI_FOUR_EYES", "").lower() in {"1", "true", "yes", "on"}
+KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)
 
 # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
 KINDGI_APPROVAL_TTL_SECONDS = None
 
-KINDGI_PACKS = [
-    pack.strip()
-    for pack in os.environ.get("KINDGI_PACKS", "packs.my_pack,packs.acme_ops").split(",")
-    if pack.strip()
-]
+KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 
 LOGGING = {
     "version": 1,
@@ -200,3 +169,15 @@ LOGGING = {
         "django.tasks": {"level": "WARNING"},
     },
 }
+
+if not DEBUG:
+    # Production behind HTTPS: cookies only over it, HSTS, and the proxy's word on the scheme.
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_HTTPONLY = True
+    SECURE_SSL_REDIRECT = ENV.boolean("KINDGI_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = ENV.integer("KINDGI_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = ENV.boolean("KINDGI_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = ENV.boolean("KINDGI_HSTS_PRELOAD", False)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # The ready and health probes come from the load balancer over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]

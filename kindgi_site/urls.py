@@ -6,6 +6,8 @@ from kindgi_site import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("console/", include("kindgi_site.console_urls")),
     path("api/v1/", include(("kindgi_site.api.urls", "api"), namespace="api")),

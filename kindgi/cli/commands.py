@@ -123,3 +123,15 @@ def dev(args) -> int:
     from kindgi.cli.dev import serve
 
     return serve(host=args.host, port=args.port)
+
+
+def serve(args) -> int:
+    from kindgi.cli.dev import serve_production
+
+    return serve_production(host=args.host, port=args.port)
+
+
+def worker(args) -> int:
+    from kindgi.cli.dev import worker as run_worker
+
+    return run_worker(queue=args.queue)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from kindgi.cli.config import load_saved, save
-from kindgi.cli.errors import OK, CliError
+from kindgi.cli.errors import OK, USAGE_ERROR, CliError
 
 
 def _django(*arguments: str, capture: bool = False) -> str:
@@ -48,3 +48,27 @@ def serve(*, host: str, port: int) -> int:
         env,
     )
     return OK  # not reached: daphne replaced this process
+
+
+def _exec(*arguments: str) -> None:
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
+    }
+    os.execve(sys.executable, [sys.executable, *arguments], env)
+
+
+def serve_production(*, host: str, port: int) -> int:
+    """One web process (HTTP and WebSockets). Run several behind a proxy; settings come from the
+    environment (README, "Running in production")."""
+    _exec("-m", "daphne", "-b", host, "-p", str(port), "--proxy-headers", "kindgi_site.asgi:application")
+    return OK  # not reached
+
+
+def worker(*, queue: str) -> int:
+    """One worker: executes and resumes runs queued with KINDGI_TASKS=db."""
+    if os.environ.get("KINDGI_TASKS") != "db":
+        raise CliError(
+            "a worker serves the database queue: set KINDGI_TASKS=db (and DATABASE_URL) first", USAGE_ERROR
+        )
+    _exec("-m", "django", "db_worker", "--queue-name", queue)
+    return OK  # not reached

@@ -103,9 +103,27 @@ def build_parser() -> Parser:
     )
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
+    serve = _command(
+        areas,
+        "serve",
+        commands.serve,
+        "Serve HTTP and WebSockets in production (one process; run several behind a proxy).",
+        "KINDGI_DEBUG=false DATABASE_URL=postgres://… REDIS_URL=redis://… KINDGI_TASKS=db \\\n"
+        "    kindgi serve --port 8001",
+    )
+    serve.add_argument("--host", default="0.0.0.0")
+    serve.add_argument("--port", type=int, default=8000)
+    worker = _command(
+        areas,
+        "worker",
+        commands.worker,
+        "Execute and resume runs from the database queue (one process; run several).",
+        "KINDGI_TASKS=db DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi worker",
+    )
+    worker.add_argument("--queue", default="default")
 
-    runs = areas.add_parser("runs", help="start, inspect, watch and cancel runs").add_subparsers(
-        dest="action", metavar="ACTION", parser_class=Parser
+    runs = _group(
+        areas, "runs", "start, inspect, watch and cancel runs", "kindgi runs list --status=suspended"
     )
     start = _command(
         runs,
@@ -160,8 +178,8 @@ def build_parser() -> Parser:
         "kindgi runs cancel 0c01376f-1566-4a0d-ba6f-95f4efff4758",
     ).add_argument("id")
 
-    approvals = areas.add_parser("approvals", help="list and decide approvals").add_subparsers(
-        dest="action", metavar="ACTION", parser_class=Parser
+    approvals = _group(
+        areas, "approvals", "list and decide approvals", "kindgi approvals list --status=pending"
     )
     approvals_list = _command(
         approvals,
@@ -195,9 +213,7 @@ def build_parser() -> Parser:
         "--arguments", type=json_object("--arguments"), help="approve these arguments instead (JSON)"
     )
 
-    reviewers = areas.add_parser("reviewers", help="register as a reviewer").add_subparsers(
-        dest="action", metavar="ACTION", parser_class=Parser
-    )
+    reviewers = _group(areas, "reviewers", "register as a reviewer", "kindgi reviewers me")
     register = _command(
         reviewers,
         "register",
@@ -220,9 +236,7 @@ def build_parser() -> Parser:
     )
 
     for kind in ("tools", "agents", "flows"):
-        group = areas.add_parser(kind, help=f"the catalog's {kind}").add_subparsers(
-            dest="action", metavar="ACTION", parser_class=Parser
-        )
+        group = _group(areas, kind, f"the catalog's {kind}", f"kindgi {kind} list --output=table")
         _command(
             group,
             "list",

@@ -49,7 +49,8 @@ def test_every_command_has_help_with_an_example(command, capsys):
         main([*command, "--help"])
     assert exit.value.code == 0
     out = capsys.readouterr().out
-    assert "example:\n  kindgi " + command[0] in out
+    example = out.split("example:\n", 1)[1]
+    assert f"kindgi {command[0]}" in example
 
 
 def test_the_config_file_is_private_and_flags_beat_the_environment_beat_the_file(tmp_path, monkeypatch):
@@ -77,3 +78,14 @@ def test_the_console_script_imports_no_django():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "Exit codes: 0 success, 1 an API error or a failed run, 2 a usage error." in result.stdout
+
+
+def test_a_group_without_an_action_is_a_usage_error(capsys):
+    assert main(["runs"]) == 2
+    assert "kindgi runs: the following arguments are required: ACTION" in capsys.readouterr().err
+
+
+def test_a_worker_needs_the_database_queue(monkeypatch, capsys):
+    monkeypatch.delenv("KINDGI_TASKS", raising=False)
+    assert main(["worker"]) == 2
+    assert "set KINDGI_TASKS=db" in capsys.readouterr().err

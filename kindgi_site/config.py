@@ -1,0 +1,85 @@
+"""Everything a deployment sets, read from the environment in one place, with clear errors.
+
+Nothing set: the embedded profile (SQLite file, immediate tasks, in-memory channel layer).
+"""
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+
+class Environment:
+    def __init__(self, values: Mapping[str, str] | None = None):
+        self.values = os.environ if values is None else values
+
+    def text(self, name: str, default: str = "") -> str:
+        return self.values.get(name, "").strip() or default
+
+    def boolean(self, name: str, default: bool) -> bool:
+        raw = self.text(name)
+        if not raw:
+            return default
+        if raw.lower() in {"1", "true", "yes", "on"}:
+            return True
+        if raw.lower() in {"0", "false", "no", "off"}:
+            return False
+        raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+    def integer(self, name: str, default: int) -> int:
+        raw = self.text(name)
+        if not raw:
+            return default
+        try:
+            return int(raw)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
+
+    def listing(self, name: str, default: str) -> list[str]:
+        return [item.strip() for item in self.text(name, default).split(",") if item.strip()]
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.text(name, default)
+        if value not in choices:
+            raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+        return value
+
+    def database(self, default: dict) -> dict:
+        url = self.text("DATABASE_URL")
+        if not url:
+            return default
+        scheme = urlparse(url).scheme
+        if scheme not in {"postgres", "postgresql", "sqlite"}:
+            raise ImproperlyConfigured(
+                f"DATABASE_URL must be a postgres:// (or sqlite://) URL, not one for {scheme or 'nothing'!r}"
+            )
+        import dj_database_url
+
+        return dj_database_url.parse(
+            url, conn_max_age=self.integer("KINDGI_DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
+
+    def channel_layers(self) -> dict:
+        url = self.text("REDIS_URL")
+        if not url:
+            return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+        if urlparse(url).scheme not in {"redis", "rediss"}:
+            raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, not {url!r}")
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+
+    def tasks(self) -> dict:
+        backend = self.choice("KINDGI_TASKS", "immediate", ("immediate", "db"))
+        if backend == "db":
+            return {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+        return {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+    def secret_key(self, *, debug: bool) -> str:
+        key = self.text("SECRET_KEY")
+        if key:
+            if not debug and len(key) < 50:
+                raise ImproperlyConfigured("SECRET_KEY must be at least 50 random characters in production")
+            return key
+        if not debug:
+            raise ImproperlyConfigured("SECRET_KEY must be set when KINDGI_DEBUG is off")
+        return "django-insecure-kindgi-development-only"

@@ -1,0 +1,98 @@
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from kindgi_site.config import Environment
+from tests.live_server import ROOT
+
+
+def env(**values) -> Environment:
+    return Environment(values)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"KINDGI_DEBUG": "maybe"}, "KINDGI_DEBUG must be true or false, not 'maybe'"),
+        ({"KINDGI_TASKS": "celery"}, "KINDGI_TASKS must be one of immediate, db, not 'celery'"),
+        (
+            {"DATABASE_URL": "mysql://db/kindgi"},
+            "DATABASE_URL must be a postgres:// (or sqlite://) URL, not one for 'mysql'",
+        ),
+        ({"REDIS_URL": "http://cache:6379"}, "REDIS_URL must be a redis:// URL, not 'http://cache:6379'"),
+        ({"KINDGI_HSTS_SECONDS": "a year"}, "KINDGI_HSTS_SECONDS must be a whole number, not 'a year'"),
+    ],
+)
+def test_bad_values_are_named(values, message):
+    with pytest.raises(ImproperlyConfigured, match=re.escape(message)):
+        read_everything(env(**values))
+
+
+def read_everything(environment: Environment) -> None:
+    environment.boolean("KINDGI_DEBUG", True)
+    environment.tasks()
+    environment.database({})
+    environment.channel_layers()
+    environment.integer("KINDGI_HSTS_SECONDS", 1)
+
+
+def test_production_needs_a_strong_secret_key():
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY must be set"):
+        env().secret_key(debug=False)
+    with pytest.raises(ImproperlyConfigured, match="at least 50 random characters"):
+        env(SECRET_KEY="short").secret_key(debug=False)
+    assert env().secret_key(debug=True).startswith("django-insecure")
+
+
+def test_what_the_environment_selects():
+    chosen = env(
+        DATABASE_URL="postgres://kindgi:pw@db:5432/kindgi",
+        REDIS_URL="redis://cache:6379/1",
+        KINDGI_TASKS="db",
+    )
+    database = chosen.database({})
+    assert (database["ENGINE"], database["NAME"], database["HOST"], database["CONN_MAX_AGE"]) == (
+        "django.db.backends.postgresql",
+        "kindgi",
+        "db",
+        60,
+    )
+    assert chosen.channel_layers()["default"]["CONFIG"] == {"hosts": ["redis://cache:6379/1"]}
+    assert chosen.tasks()["default"]["BACKEND"] == "django_tasks_db.DatabaseBackend"
+    embedded = env()
+    assert embedded.channel_layers()["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    assert embedded.tasks()["default"]["BACKEND"].endswith("ImmediateBackend")
+
+
+PRODUCTION = {
+    "KINDGI_DEBUG": "false",
+    "SECRET_KEY": "k" * 20 + "a-real-deployment-uses-50-random-characters-here",
+    "ALLOWED_HOSTS": "kindgi.example.com",
+    "KINDGI_HSTS_PRELOAD": "true",
+}
+
+
+def manage(*arguments, **environment):
+    return subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=ROOT,
+        env=os.environ | environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_passes_with_the_documented_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_bad_value_stops_start_up_with_a_clear_error():
+    result = manage("check", KINDGI_TASKS="celery")
+    assert result.returncode != 0
+    assert "KINDGI_TASKS must be one of immediate, db, not 'celery'" in result.stderr

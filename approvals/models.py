@@ -8,6 +8,8 @@ from django.db import models
 from approvals.exceptions import ImmutableRecordError
 
 SUBJECT_KIND_PENDING_TOOL_CALL = "tool-call:pending"
+# A call that started but whose result was never recorded (its executor died): run it again?
+SUBJECT_KIND_INTERRUPTED_TOOL_CALL = "tool-call:interrupted"
 
 
 class Reviewer(models.Model):
@@ -41,6 +43,14 @@ class Approval(models.Model):
     # The agent's own run: the one that waits.
     run = models.ForeignKey("runs.Run", on_delete=models.PROTECT, related_name="approvals")
     call_id = models.CharField(max_length=200)
+    subject_kind = models.CharField(
+        max_length=32,
+        default=SUBJECT_KIND_PENDING_TOOL_CALL,
+        choices=[
+            (SUBJECT_KIND_PENDING_TOOL_CALL, "a call waiting to run"),
+            (SUBJECT_KIND_INTERRUPTED_TOOL_CALL, "an interrupted call"),
+        ],
+    )
     tool_key = models.CharField("tool id", max_length=200)
     tool_version = models.CharField(max_length=64)
     agent_key = models.CharField("agent id", max_length=200)
@@ -66,11 +76,9 @@ class Approval(models.Model):
         return f"{self.title} ({self.status})"
 
     @property
-    def subject_kind(self) -> str:
-        return SUBJECT_KIND_PENDING_TOOL_CALL
-
-    @property
     def title(self) -> str:
+        if self.subject_kind == SUBJECT_KIND_INTERRUPTED_TOOL_CALL:
+            return f"Interrupted call: {self.tool_key}"
         return f"HITL review: {self.tool_key}"
 
     @property

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from approvals.events import CANCELLED, CREATED, announce
-from approvals.models import Approval, ApprovalStatus
+from approvals.models import SUBJECT_KIND_PENDING_TOOL_CALL, Approval, ApprovalStatus
 from approvals.roles import lowest_role
 from runs.models import Run
 
@@ -25,6 +25,7 @@ class ApprovalWaitpoints:
         approval, created = Approval.objects.get_or_create(
             run=run,
             call_id=waitpoint["callId"],
+            subject_kind=waitpoint.get("subjectKind", SUBJECT_KIND_PENDING_TOOL_CALL),
             defaults={
                 "tenant_id": run.tenant_id,
                 "tool_key": waitpoint["toolId"],

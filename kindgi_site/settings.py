@@ -148,6 +148,9 @@ SPECTACULAR_SETTINGS = {
 # A model for agents that name none, e.g. "openai:gpt-4.1-mini".
 KINDGI_DEFAULT_MODEL = ENV.text("KINDGI_DEFAULT_MODEL")
 
+# Seconds an executor holds a run before another may take it over (renewed at every step).
+KINDGI_RUN_LEASE_SECONDS = ENV.integer("KINDGI_RUN_LEASE_SECONDS", 300)
+
 # Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
 KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
 

@@ -33,7 +33,7 @@ from runs.models import (
     RunStatus,
 )
 from runs.secrets import provider_secrets
-from runs.tasks import enqueue_run_on_commit
+from runs.tasks import enqueue_run_on_commit, execute_run
 from tenants.models import Tenant
 from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
@@ -406,3 +406,16 @@ def _cancel(run: Run, *, reason: str, acting_user) -> None:
         .exclude(status__in=[RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED])
     ):
         _cancel(child, reason="its parent run was cancelled", acting_user=acting_user)
+
+
+def recover_stuck_runs(*, now=None) -> list[UUID]:
+    """Queue again every running run whose executor's claim has expired (the executor died).
+
+    The executor that picks one up takes the claim over and continues from the journal."""
+    now = now or timezone.now()
+    stuck = list(
+        Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).values_list("pk", flat=True)
+    )
+    for run_id in stuck:
+        execute_run.enqueue(str(run_id))
+    return stuck

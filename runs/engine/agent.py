@@ -38,6 +38,27 @@ from tools.selectors import agent_admin_overrides
 DRY_RUN_REPLY = "[dry-run: model call skipped]"
 APPROVAL_WAITPOINT = "approval"
 GUARDRAIL_REFUSED = "GUARDRAIL_REFUSED"
+TOOL_INTERRUPTED = "TOOL_INTERRUPTED"
+INTERRUPTED = "tool-call:interrupted"
+
+
+def interrupted_waitpoint(call_id: str, tool: ToolDefinition, arguments: Any) -> dict[str, Any]:
+    """Ask a person whether to run again a call whose executor died before recording its result."""
+    return {
+        "kind": APPROVAL_WAITPOINT,
+        "subjectKind": INTERRUPTED,
+        "callId": call_id,
+        "toolId": tool.id,
+        "toolVersion": tool.version,
+        "arguments": arguments if isinstance(arguments, dict) else {},
+        "gate": {
+            "gate": "ask",
+            "reason": "recovery: the call started but its result was never recorded; it may already have "
+            "taken effect. Approve to run it again, reject to tell the model it did not complete.",
+        },
+    }
+
+
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
 EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran with these."
 REFUSED_RESULTS = {JournalKind.TOOL_COMPLETED, JournalKind.TOOL_FAILED, JournalKind.TOOL_REFUSED}
@@ -73,6 +94,7 @@ class AgentTurnExecution:
         self.results: dict[str, dict[str, Any]] = {}  # callId → tool message
         self.called: set[str] = set()
         self.resolutions: dict[str, Mapping[str, Any]] = {}  # callId → a person's decision
+        self.recoveries: dict[str, Mapping[str, Any]] = {}  # callId → whether to repeat an interrupted call
         self.approved_earlier = conversation_approvals(run)
         for entry in run.journal.all():
             payload = entry.payload
@@ -84,7 +106,9 @@ class AgentTurnExecution:
                 )
             elif entry.kind == JournalKind.WAIT_RESUMED:
                 waitpoint = payload.get("waitpoint") or {}
-                if waitpoint.get("kind") == APPROVAL_WAITPOINT:
+                if waitpoint.get("subjectKind") == INTERRUPTED:
+                    self.recoveries[waitpoint["callId"]] = payload["resolution"]
+                elif waitpoint.get("kind") == APPROVAL_WAITPOINT:
                     self.resolutions[waitpoint["callId"]] = {
                         **payload["resolution"],
                         "toolId": waitpoint["toolId"],
@@ -285,10 +309,23 @@ class AgentTurnExecution:
             )
             return None
         if call_id in self.called and not tool.idempotent:
-            return Failed(
-                message=f'interrupted-tool-call: call "{call_id}" to tool "{tool_id}", which is not '
-                "idempotent, started but its result was never recorded; it is not repeated"
-            )
+            # It started and never finished: it may have had its effect. A person decides.
+            recovery = self.recoveries.get(call_id)
+            if recovery is None:
+                return Suspended(waitpoint=interrupted_waitpoint(call_id, tool, call.get("arguments")))
+            if recovery.get("decision") != "approve":
+                self._refuse(
+                    call,
+                    reason="interrupted, and a reviewer chose not to repeat it",
+                    result=error_data(
+                        TOOL_INTERRUPTED,
+                        f'The call to "{tool_id}" was interrupted before its result was recorded and was '
+                        "not repeated; it may or may not have taken effect.",
+                        retryable=False,
+                        recommended_action="Check whether it took effect before calling it again.",
+                    ),
+                )
+                return None
         arguments = call.get("arguments")
         validated, invalid = validate_arguments(tool, arguments)
         if invalid is not None:

@@ -5,6 +5,7 @@ from typing import Any
 from kindgi import AgentDefinition, FlowDefinition, Registry, ToolContext
 from kindgi.flows import FlowNode, NodeKind
 from runs import actions
+from runs.engine.agent import INTERRUPTED, interrupted_waitpoint
 from runs.engine.invocation import CallStatus, invoke
 from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
 from runs.engine.templates import TemplateError, resolve_template
@@ -31,6 +32,12 @@ class FlowExecution:
             e.node_id: e.payload["output"] for e in journal if e.kind == JournalKind.NODE_COMPLETED
         }
         self.started_nodes = {e.node_id for e in journal if e.kind == JournalKind.NODE_STARTED}
+        self.recoveries = {
+            e.payload["waitpoint"]["callId"]: e.payload["resolution"]
+            for e in journal
+            if e.kind == JournalKind.WAIT_RESUMED
+            and (e.payload.get("waitpoint") or {}).get("subjectKind") == INTERRUPTED
+        }
 
     def execute(self) -> Outcome:
         for node in self.flow.nodes:
@@ -65,11 +72,15 @@ class FlowExecution:
         if self.run.read_only and not tool.is_read_only:
             return Failed(message=READ_ONLY_RUN_REFUSAL.format(tool_id=tool.id))
         if node.id in self.started_nodes and not tool.idempotent:
-            # Started before but never recorded as done: it may have had its effect already.
-            return Failed(
-                message=f'interrupted-tool-call: node "{node.id}" called tool "{tool.id}", which is '
-                "not idempotent, and stopped before recording its result; it is not repeated"
-            )
+            # Started before but never recorded as done: it may have had its effect. A person decides.
+            recovery = self.recoveries.get(node.id)
+            if recovery is None:
+                return Suspended(waitpoint=interrupted_waitpoint(node.id, tool, node_input), node_id=node.id)
+            if recovery.get("decision") != "approve":
+                return Failed(
+                    message=f'interrupted-tool-call: node "{node.id}" called tool "{tool.id}", which is not '
+                    "idempotent, and stopped before recording its result; a reviewer chose not to repeat it"
+                )
         call_id = node.id
         self._record(
             Entry(

@@ -25,9 +25,13 @@ from kindgi import (
     allow,
     before_tool,
     define_agent,
+    define_flow,
     define_pack,
+    from_input,
+    from_node,
     refuse,
     tool,
+    tool_step,
 )
 
 
@@ -149,6 +153,42 @@ def cancel_own_run(label: Label, ctx: ToolContext) -> Seen:
     return Seen(label=label.label)
 
 
+class Append(BaseModel):
+    path: str
+    pause_ms: int = 20_000
+
+
+class Appended(BaseModel):
+    lines: int
+
+
+def _append(append: Append, ctx: ToolContext) -> Appended:
+    """Write this call's idempotency key to a file (the side effect), then hang on a first attempt."""
+    from pathlib import Path
+
+    file = Path(append.path)
+    first = not file.exists()
+    with file.open("a") as out:
+        out.write(f"{ctx.idempotency_key}\n")
+    if first:
+        time.sleep(append.pause_ms / 1000)
+    return Appended(lines=len(file.read_text().splitlines()))
+
+
+@tool(id="probe.slow-append", version="1.0.0", effects=[Effect.writes("probe:file")])
+def slow_append(append: Append, ctx: ToolContext) -> Appended:
+    """Appends a line to a file, slowly the first time."""
+    return _append(append, ctx)
+
+
+@tool(
+    id="probe.slow-append-idempotent", version="1.0.0", idempotent=True, effects=[Effect.writes("probe:file")]
+)
+def slow_append_idempotent(append: Append, ctx: ToolContext) -> Appended:
+    """Appends a line to a file, slowly the first time; safe to repeat."""
+    return _append(append, ctx)
+
+
 class Page(BaseModel):
     url: str
 
@@ -216,6 +256,8 @@ ALL_TOOLS = [
     write,
     idempotent_write,
     cancel_own_run,
+    slow_append,
+    slow_append_idempotent,
     wait_read,
     serial_read,
     fetch_page,
@@ -278,6 +320,34 @@ remote = define_agent(
     conversation_policy={"hitl": {"tools": {}}},
 )
 
+append_flow = define_flow(
+    id="probe.append",
+    version="1.0.0",
+    input=Append,
+    nodes=[
+        tool_step(
+            "append", slow_append, input={"path": from_input("path"), "pause_ms": from_input("pause_ms")}
+        )
+    ],
+    output={"lines": from_node("append", "lines")},
+)
+append_idempotent_flow = define_flow(
+    id="probe.append-idempotent",
+    version="1.0.0",
+    input=Append,
+    nodes=[
+        tool_step(
+            "append",
+            slow_append_idempotent,
+            input={"path": from_input("path"), "pause_ms": from_input("pause_ms")},
+        )
+    ],
+    output={"lines": from_node("append", "lines")},
+)
+
 pack = define_pack(
-    name="probe", tools=ALL_TOOLS, agents=[free, serial, gated, always, guarded, conditional, toned, remote]
+    name="probe",
+    tools=ALL_TOOLS,
+    agents=[free, serial, gated, always, guarded, conditional, toned, remote],
+    flows=[append_flow, append_idempotent_flow],
 )

@@ -93,8 +93,8 @@ PENDING_IDEMPOTENT_WRITE = [
 ]
 
 
-def test_an_interrupted_call_to_a_tool_that_is_not_idempotent_is_not_repeated():
-    run = stalled_run(
+def interrupted_write():
+    return stalled_run(
         claim_expires_in=timedelta(minutes=-1),
         messages=PENDING_WRITE,
         journal=[
@@ -103,11 +103,52 @@ def test_an_interrupted_call_to_a_tool_that_is_not_idempotent_is_not_repeated():
             ("tool.called", {"callId": "w", "toolId": "probe.write"}),
         ],
     )
+
+
+def test_an_interrupted_call_to_a_tool_that_is_not_idempotent_waits_for_a_person():
+    run = interrupted_write()
     execute(run.pk)
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED
-    assert run.failure_message.startswith('interrupted-tool-call: call "w" to tool "probe.write"')
+    assert run.status == RunStatus.SUSPENDED
+    approval = run.approvals.get()
+    assert (approval.subject_kind, approval.title) == (
+        "tool-call:interrupted",
+        "Interrupted call: probe.write",
+    )
+    assert approval.gate["reason"].startswith("recovery: the call started but its result was never recorded")
     assert TIMELINE.calls("w") == 0
+
+
+def test_rejecting_the_recovery_tells_the_model_and_never_repeats_the_call():
+    SCRIPT.replies = [answer("I could not confirm the write.")]
+    run = interrupted_write()
+    execute(run.pk)
+    run = decide(Run.objects.get(pk=run.pk), "w", "reject", "it probably went through")
+    assert run.status == RunStatus.COMPLETED
+    result = next(m["content"] for m in run.messages if m.get("callId") == "w")
+    assert result["error"]["code"] == "TOOL_INTERRUPTED"
+    assert TIMELINE.calls("w") == 0
+
+
+def test_approving_the_recovery_runs_the_call_again():
+    SCRIPT.replies = [answer("Written.")]
+    run = interrupted_write()
+    execute(run.pk)
+    run = decide(Run.objects.get(pk=run.pk), "w")
+    assert run.status == RunStatus.COMPLETED
+    assert TIMELINE.calls("w") == 1
+
+
+def test_the_sweep_queues_runs_whose_executor_died():
+    from runs.actions import recover_stuck_runs
+
+    SCRIPT.replies = [answer("recovered")]
+    alive = stalled_run()
+    dead = stalled_run(claim_expires_in=timedelta(seconds=-5))
+    assert recover_stuck_runs() == [dead.pk]
+    dead.refresh_from_db()
+    alive.refresh_from_db()
+    assert (dead.status, alive.status) == (RunStatus.COMPLETED, RunStatus.RUNNING)
 
 
 def test_an_interrupted_call_to_an_idempotent_tool_is_repeated_with_the_same_key():

@@ -1,0 +1,88 @@
+"""A worker killed mid-call: the run is taken over from its journal, and the call is not silently repeated."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from runs.actions import check_start_run, recover_stuck_runs
+from runs.models import Run, RunStatus
+from tests.factories import default_tenant
+from tests.live_server import ROOT, database_env
+from tests.runs.test_db_worker import database_queue  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+LEASE_SECONDS = 2
+
+
+def worker(*extra: str) -> subprocess.Popen:
+    env = (
+        os.environ
+        | database_env(connection)
+        | {
+            "KINDGI_TASKS": "db",
+            "KINDGI_PACKS": "packs.my_pack,packs.acme_ops,tests.pack_fixtures.probes",
+            "KINDGI_RUN_LEASE_SECONDS": str(LEASE_SECONDS),
+        }
+    )
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval", "0.1", *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def wait_for(condition, *, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
+    """Start the flow, let a worker begin its tool call, SIGKILL the worker, let its claim expire and
+    have the sweep queue the run again; then a second worker handles it."""
+    run = check_start_run(
+        tenant=default_tenant(), flow_id=flow_id, input={"path": str(side_effects), "pause_ms": 60_000}
+    )
+    first = worker()
+    try:
+        wait_for(side_effects.exists, seconds=60, what="the tool to start")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    time.sleep(LEASE_SECONDS + 0.5)
+    assert recover_stuck_runs() == [run.pk]
+    second = worker("--batch")
+    assert second.wait(timeout=120) == 0, second.stderr.read().decode()[-2000:]
+    run.refresh_from_db()
+    return run
+
+
+def test_a_call_to_a_tool_that_is_not_idempotent_waits_for_a_person(database_queue, tmp_path):  # noqa: F811
+    side_effects = tmp_path / "effects.txt"
+    run = kill_mid_call("probe.append", side_effects)
+    assert run.status == RunStatus.SUSPENDED
+    approval = run.approvals.get()
+    assert (approval.subject_kind, approval.title) == (
+        "tool-call:interrupted",
+        "Interrupted call: probe.slow-append",
+    )
+    assert len(side_effects.read_text().splitlines()) == 1  # not repeated
+    assert run.journal.filter(kind="wait.suspended", node_id="append").exists()
+
+
+def test_a_call_to_an_idempotent_tool_is_repeated_with_the_same_key(database_queue, tmp_path):  # noqa: F811
+    side_effects = tmp_path / "effects.txt"
+    run = kill_mid_call("probe.append-idempotent", side_effects)
+    assert run.status == RunStatus.COMPLETED
+    keys = side_effects.read_text().splitlines()
+    assert keys == [f"{run.pk}:append"] * 2
+    assert run.output == {"lines": 2}

@@ -70,5 +70,5 @@ def worker(*, queue: str) -> int:
         raise CliError(
             "a worker serves the database queue: set KINDGI_TASKS=db (and DATABASE_URL) first", USAGE_ERROR
         )
-    _exec("-m", "django", "db_worker", "--queue-name", queue)
+    _exec("-m", "django", "db_worker", "--no-reload", "--queue-name", queue)
     return OK  # not reached

@@ -50,7 +50,16 @@ def run_worker() -> subprocess.CompletedProcess:
             f"postgresql://{credentials}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
         )
     result = subprocess.run(
-        [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--interval", "0.1"],
+        [
+            sys.executable,
+            "manage.py",
+            "db_worker",
+            "--batch",
+            "--no-reload",
+            "--no-startup-delay",
+            "--interval",
+            "0.1",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

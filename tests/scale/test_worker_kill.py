@@ -31,7 +31,16 @@ def worker(*extra: str) -> subprocess.Popen:
         }
     )
     return subprocess.Popen(
-        [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval", "0.1", *extra],
+        [
+            sys.executable,
+            "manage.py",
+            "db_worker",
+            "--no-reload",
+            "--no-startup-delay",
+            "--interval",
+            "0.1",
+            *extra,
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -46,6 +55,18 @@ def wait_for(condition, *, seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def end_sessions_of_the_dead() -> None:
+    """A killed process cannot close its database sessions; on PostgreSQL, end them now (the only
+    other sessions at this point are the killed worker's) so the test database can be dropped later."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
     """Start the flow, let a worker begin its tool call, SIGKILL the worker, let its claim expire and
     have the sweep queue the run again; then a second worker handles it."""
@@ -58,6 +79,7 @@ def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
+        end_sessions_of_the_dead()
     time.sleep(LEASE_SECONDS + 0.5)
     assert recover_stuck_runs() == [run.pk]
     second = worker("--batch")

@@ -183,18 +183,21 @@ class WebhookForm(forms.ModelForm):
         return secret
 
 
+DELIVERY_FIELDS = [
+    "event",
+    "status",
+    "attempts",
+    "last_status_code",
+    "last_error",
+    "next_attempt_at",
+    "created_at",
+    "delivered_at",
+]
+
+
 class DeliveryInline(admin.TabularInline):
     model = WebhookDelivery
-    fields = [
-        "event",
-        "status",
-        "attempts",
-        "last_status_code",
-        "last_error",
-        "next_attempt_at",
-        "created_at",
-        "delivered_at",
-    ]
+    fields = DELIVERY_FIELDS
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -222,16 +225,5 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     ]
     list_filter = ["status", "event"]
     list_select_related = ["webhook__tenant"]
-    fields = [
-        "webhook",
-        "event",
-        "payload",
-        "status",
-        "attempts",
-        "last_status_code",
-        "last_error",
-        "next_attempt_at",
-        "created_at",
-        "delivered_at",
-    ]
+    fields = ["webhook", "payload", *DELIVERY_FIELDS]
     readonly_fields = fields

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 REDIS = {"REDIS_URL": "redis://127.0.0.1:6379/3"}
 
 
-def test_events_cross_web_processes_through_redis():
+def test_events_cross_web_processes_through_redis(redis_server):
     ada = reviewer("ada")
     token = do_create_token(user=ada)[1]
     headers = {"Authorization": f"Bearer {token}"}

@@ -3,7 +3,7 @@
 from django.db.models import QuerySet
 
 from approvals.exceptions import ApprovalNotFoundError
-from approvals.models import Approval, Reviewer
+from approvals.models import Approval
 
 
 def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[Approval]:
@@ -11,10 +11,6 @@ def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[A
     if status:
         approvals = approvals.filter(status=status)
     return approvals.order_by("-created_at")
-
-
-def reviewer_for_user(user) -> Reviewer | None:
-    return Reviewer.objects.filter(user=user).select_related("tenant").first()
 
 
 def approval_get_for_tenant(tenant, approval_id) -> Approval:

@@ -23,9 +23,6 @@ from django.utils import timezone
 
 from approvals.models import Webhook, WebhookDelivery
 
-APPROVAL_CREATED = "approval.created"
-APPROVAL_DECIDED = "approval.decided"
-
 
 def _setting(name: str, default):
     return getattr(settings, name, default)

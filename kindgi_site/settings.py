@@ -3,7 +3,6 @@
 Values a deployment changes come from the environment.
 """
 
-import os
 from pathlib import Path
 
 from kindgi_site.config import Environment
@@ -73,7 +72,7 @@ ASGI_APPLICATION = "kindgi_site.asgi.application"
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("KINDGI_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+        "NAME": ENV.text("KINDGI_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
         # Writers take the lock when their transaction begins and wait their turn for it,
         # so concurrent requests and tool threads queue instead of failing with "locked".
         "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},

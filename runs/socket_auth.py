@@ -1,14 +1,12 @@
 """Who is on the other end of a WebSocket: the session's user, or an API token's."""
 
-from tenants.tokens import user_for_token
+from tenants.tokens import bearer_token, user_for_token
 
 
 def _bearer_token(scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer":
-                return token.strip()
+            return bearer_token(value.decode("latin-1"))
     return None
 
 

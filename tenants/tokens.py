@@ -34,6 +34,12 @@ def do_revoke_token(record: ApiToken) -> ApiToken:
     return record
 
 
+def bearer_token(authorization: str) -> str | None:
+    """The token in an ``Authorization: Bearer <token>`` header value, or None."""
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
 def user_for_token(token: str):
     """The active token's user, or None. Compares hashes in constant time; notes the last use."""
     if not token.startswith(TOKEN_START) or token.count("_") < 2:

@@ -96,16 +96,13 @@ class Agent(Definition):
     def tool_keys(self) -> list[str]:
         return [ref["id"] for ref in self.tool_refs]
 
+    def admin_override_texts(self) -> dict[str, str]:
+        """The admin's overrides by tool id, each with its condition if it has one."""
+        return {o.tool_key: o.describe() for o in self.admin_overrides.all()}
+
     def effective_overrides(self) -> dict[str, str]:
         """Gate overrides by tool id: the code's, with the admin's taking precedence."""
-        overrides = dict(self.code_overrides)
-        overrides.update(
-            {
-                o.tool_key: o.gate + (f" when {o.condition}" if o.condition else "")
-                for o in self.admin_overrides.all()
-            }
-        )
-        return overrides
+        return {**self.code_overrides, **self.admin_override_texts()}
 
 
 class AgentGateOverride(models.Model):
@@ -134,6 +131,9 @@ class AgentGateOverride(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_key}: {self.gate}"
+
+    def describe(self) -> str:
+        return self.gate + (f" when {self.condition}" if self.condition else "")
 
     def clean(self) -> None:
         if self.agent_id is not None and self.tool_key not in self.agent.tool_keys:

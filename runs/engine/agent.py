@@ -61,7 +61,7 @@ def interrupted_waitpoint(call_id: str, tool: ToolDefinition, arguments: Any) ->
 
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
 EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran with these."
-REFUSED_RESULTS = {JournalKind.TOOL_COMPLETED, JournalKind.TOOL_FAILED, JournalKind.TOOL_REFUSED}
+RESULT_KINDS = {JournalKind.TOOL_COMPLETED, JournalKind.TOOL_FAILED, JournalKind.TOOL_REFUSED}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,7 +100,7 @@ class AgentTurnExecution:
             payload = entry.payload
             if entry.kind == JournalKind.TOOL_CALLED:
                 self.called.add(payload["callId"])
-            elif entry.kind in REFUSED_RESULTS:
+            elif entry.kind in RESULT_KINDS:
                 self.results[payload["callId"]] = self._message(
                     payload["toolId"], payload["callId"], payload["result"]
                 )

@@ -14,6 +14,7 @@ from runs.actions import check_start_run
 from runs.models import RunStatus
 from runs.tasks import execute_run
 from tests.factories import default_tenant
+from tests.live_server import database_env
 
 from .decide import decide
 from .helpers import start
@@ -40,15 +41,11 @@ def database_queue(settings):
 
 def run_worker() -> subprocess.CompletedProcess:
     """One worker process that executes every queued task, then exits."""
-    env = os.environ | {"KINDGI_TASKS": "db", "KINDGI_PACKS": "packs.my_pack,packs.acme_ops"}
-    database = connection.settings_dict
-    if connection.vendor == "sqlite":
-        env["KINDGI_SQLITE_PATH"] = database["NAME"]
-    else:  # the test database this process created
-        credentials = database["USER"] + (f":{database['PASSWORD']}" if database["PASSWORD"] else "")
-        env["DATABASE_URL"] = (
-            f"postgresql://{credentials}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-        )
+    env = (
+        os.environ
+        | database_env(connection)
+        | {"KINDGI_TASKS": "db", "KINDGI_PACKS": "packs.my_pack,packs.acme_ops"}
+    )
     result = subprocess.run(
         [
             sys.executable,

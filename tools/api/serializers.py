@@ -85,10 +85,7 @@ class AgentSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OverridesSerializer)
     def get_overrides(self, agent: Agent) -> dict:
-        admin = {
-            o.tool_key: o.gate + (f" when {o.condition}" if o.condition else "")
-            for o in agent.admin_overrides.all()
-        }
+        admin = agent.admin_override_texts()
         return {"code": agent.code_overrides, "admin": admin, "effective": {**agent.code_overrides, **admin}}
 
 

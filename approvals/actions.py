@@ -1,5 +1,6 @@
 """Registering reviewers and deciding approvals: the one entry point the API, console and CLI call."""
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -25,6 +26,8 @@ from runs.engine.invocation import field_errors
 from runs.models import Run
 from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
+
+logger = logging.getLogger("kindgi.approvals")
 
 DISPLAY_NAME_MAX = 200
 
@@ -170,6 +173,16 @@ def do_complete_approval(
 
 def _decided(approval: Approval, decision: Decision) -> None:
     announce(approval, EXPIRED if approval.status == ApprovalStatus.EXPIRED else DECIDED, decision)
+    transaction.on_commit(
+        lambda: logger.info(
+            "approval %s of run %s: %s by %s",
+            approval.pk,
+            approval.run_id,
+            approval.status,
+            decision.reviewer_name or "its expiry",
+            extra={"run_id": str(approval.run_id)},
+        )
+    )
 
 
 def _started_by(run: Run):

@@ -6,6 +6,7 @@ Values a deployment changes come from the environment.
 from pathlib import Path
 
 from kindgi_site.config import Environment
+from kindgi_site.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -161,16 +162,14 @@ KINDGI_APPROVAL_TTL_SECONDS = None
 
 KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": "INFO"},
-    "loggers": {
-        # One line per task start and finish drowns out everything else with immediate tasks.
-        "django.tasks": {"level": "WARNING"},
-    },
-}
+# Production logs are JSON lines, each line about a run carrying its id (kindgi_site.logs).
+LOGGING = logging_config(
+    log_format=ENV.choice("KINDGI_LOG_FORMAT", "text" if DEBUG else "json", ("text", "json")),
+    level=ENV.choice("KINDGI_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
+)
+
+# Who may read /metrics: a scraper sending this bearer token. Unset, only a DEBUG site serves it.
+KINDGI_METRICS_TOKEN = ENV.text("KINDGI_METRICS_TOKEN")
 
 if not DEBUG:
     # Production behind HTTPS: cookies only over it, HSTS, and the proxy's word on the scheme.
@@ -182,4 +181,4 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = ENV.boolean("KINDGI_HSTS_PRELOAD", False)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     # The ready and health probes come from the load balancer over plain HTTP.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]

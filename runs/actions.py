@@ -6,6 +6,7 @@ got from ``do_claim_run``; a call whose claim is gone raises ``LostClaimError``
 and changes nothing.
 """
 
+import logging
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -37,6 +38,8 @@ from runs.tasks import enqueue_run_on_commit, execute_run
 from tenants.models import Tenant
 from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
+
+logger = logging.getLogger("kindgi.runs")
 
 INPUT_ERROR_LIMIT = 5
 # A flow run waiting on its agent step's child run.
@@ -385,6 +388,11 @@ def do_cancel_run(run_id: UUID, *, reason: str = "", acting_user=None) -> Run:
     if run.is_finished:
         raise RunStateError(f"run {run_id} is already {run.status}")
     _cancel(run, reason=reason or "cancelled", acting_user=acting_user)
+    transaction.on_commit(
+        lambda: logger.info(
+            "run %s: cancelled (%s)", run_id, reason or "no reason given", extra={"run_id": str(run_id)}
+        )
+    )
     return run
 
 
@@ -417,5 +425,8 @@ def recover_stuck_runs(*, now=None) -> list[UUID]:
         Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).values_list("pk", flat=True)
     )
     for run_id in stuck:
+        logger.warning(
+            "run %s: its executor's claim expired; queued again", run_id, extra={"run_id": str(run_id)}
+        )
         execute_run.enqueue(str(run_id))
     return stuck

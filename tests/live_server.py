@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,13 +20,17 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, database_env: dict[str, str]):
+    """``environment`` adds to (and overrides) this process's; the sample packs unless it names others."""
+
+    def __init__(self, environment: dict[str, str]):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._env = os.environ | database_env | {"KINDGI_PACKS": "packs.my_pack,packs.acme_ops"}
+        self._env = os.environ | {"KINDGI_PACKS": "packs.my_pack,packs.acme_ops"} | environment
         self._process: subprocess.Popen | None = None
 
     def __enter__(self) -> "LiveServer":
+        # A file, not a pipe: a pipe nobody reads would stall a server that logs a lot.
+        self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             [
                 sys.executable,
@@ -40,7 +45,7 @@ class LiveServer:
             cwd=ROOT,
             env=self._env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -49,15 +54,18 @@ class LiveServer:
                 return self
             except httpx.HTTPError:
                 if self._process.poll() is not None:
-                    raise RuntimeError(
-                        f"daphne exited: {self._process.stderr.read().decode()[-2000:]}"
-                    ) from None
+                    raise RuntimeError(f"daphne exited: {self.stderr()[-2000:]}") from None
                 time.sleep(0.2)
         raise RuntimeError("daphne did not start within 30 seconds")
 
     def __exit__(self, *exc) -> None:
         self._process.terminate()
         self._process.wait(timeout=10)
+        self._stderr.close()
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
 
 
 def database_env(connection) -> dict[str, str]:

@@ -134,4 +134,4 @@ def serve(args) -> int:
 def worker(args) -> int:
     from kindgi.cli.dev import worker as run_worker
 
-    return run_worker(queue=args.queue)
+    return run_worker(queue=args.queue, metrics_port=args.metrics_port)

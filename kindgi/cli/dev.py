@@ -64,11 +64,12 @@ def serve_production(*, host: str, port: int) -> int:
     return OK  # not reached
 
 
-def worker(*, queue: str) -> int:
+def worker(*, queue: str, metrics_port: int | None = None) -> int:
     """One worker: executes and resumes runs queued with KINDGI_TASKS=db."""
     if os.environ.get("KINDGI_TASKS") != "db":
         raise CliError(
             "a worker serves the database queue: set KINDGI_TASKS=db (and DATABASE_URL) first", USAGE_ERROR
         )
-    _exec("-m", "django", "db_worker", "--no-reload", "--queue-name", queue)
+    metrics = ["--metrics-port", str(metrics_port)] if metrics_port is not None else []
+    _exec("-m", "django", "run_worker", "--no-reload", "--queue-name", queue, *metrics)
     return OK  # not reached

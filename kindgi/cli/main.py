@@ -121,6 +121,9 @@ def build_parser() -> Parser:
         "KINDGI_TASKS=db DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi worker",
     )
     worker.add_argument("--queue", default="default")
+    worker.add_argument(
+        "--metrics-port", type=int, help="serve this worker's metrics for Prometheus on this port"
+    )
 
     runs = _group(
         areas, "runs", "start, inspect, watch and cancel runs", "kindgi runs list --status=suspended"

@@ -17,6 +17,7 @@ from django.db import connections
 
 from kindgi import AgentDefinition, GuardedCall, Registry, ToolContext, ToolDefinition, ToolSpec
 from kindgi.conditions import parse_condition
+from kindgi_site.logs import about_run
 from runs import actions
 from runs.engine.conversation import (
     assistant_message,
@@ -507,6 +508,7 @@ def _model_called(model_name: str, step: int, attempt: int, started: float, **fi
 
 def _invoke_in_thread(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
     try:
-        return invoke(tool, arguments, context)
+        with about_run(context.run_id):  # the tool's own log lines, from this thread, name the run
+            return invoke(tool, arguments, context)
     finally:
         connections.close_all()  # this thread's own connections, if the tool used the database

@@ -3,6 +3,7 @@
 import logging
 from uuid import UUID, uuid4
 
+from kindgi_site.logs import about_run
 from runs import actions
 from runs.engine.agent import AgentTurnExecution
 from runs.engine.flow import FlowExecution
@@ -29,28 +30,39 @@ def _execution_for(run: Run, token: str):
 
 def execute(run_id: UUID) -> None:
     """Do nothing unless this call wins the run's claim; then take the run as far as it goes."""
+    with about_run(run_id):
+        _execute(run_id)
+
+
+def _execute(run_id: UUID) -> None:
     token = uuid4().hex
     run = actions.do_claim_run(run_id, token=token)
     if run is None:
+        logger.debug("run %s: not claimed (finished, or another executor holds it)", run_id)
         return
+    target = (
+        f"agent {run.agent_key}@{run.agent_version}"
+        if run.is_agent_turn
+        else f"flow {run.flow_key}@{run.flow_version}"
+    )
+    logger.info("run %s: executing %s", run_id, target)
     try:
         execution = _execution_for(run, token)
         if execution is None:
-            target = (
-                f"agent {run.agent_key}@{run.agent_version}"
-                if run.is_agent_turn
-                else f"flow {run.flow_key}@{run.flow_version}"
-            )
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:
             outcome = execution.execute()
+        finished = actions.do_finish_run(run_id, token=token, outcome=outcome)
     except LostClaimError:
-        return  # cancelled, or another executor took over: it is theirs now
-    except Exception as error:
-        logger.exception("run %s: the engine failed", run_id, extra={"run_id": str(run_id)})
-        # The traceback goes to the log; the run keeps the message.
-        outcome = Failed(message=f"internal-error: {type(error).__name__}: {error}")
-    try:
-        actions.do_finish_run(run_id, token=token, outcome=outcome)
-    except LostClaimError:
+        # Cancelled, or another executor took over: the run is theirs now.
+        logger.info("run %s: stopped here, its claim was lost", run_id)
         return
+    except Exception as error:
+        # The traceback goes to the log; the run keeps the message.
+        logger.exception("run %s: the engine failed", run_id)
+        outcome = Failed(message=f"internal-error: {type(error).__name__}: {error}")
+        try:
+            finished = actions.do_finish_run(run_id, token=token, outcome=outcome)
+        except LostClaimError:
+            return
+    logger.info("run %s: %s", run_id, finished.status)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from kindgi import ToolContext, ToolDefinition, ToolError
+from runs.metrics import TOOL_CALL_SECONDS
 
 INPUT_ERROR_LIMIT = 5
 INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
@@ -90,6 +91,14 @@ def dump_output(tool: ToolDefinition, value: Any) -> Any:
 
 def invoke(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
     started = time.perf_counter()
+    invocation = _invoke(tool, arguments, context, started)
+    TOOL_CALL_SECONDS.labels(tool=tool.id, outcome=invocation.status.value).observe(
+        time.perf_counter() - started
+    )
+    return invocation
+
+
+def _invoke(tool: ToolDefinition, arguments: Any, context: ToolContext, started: float) -> Invocation:
 
     def elapsed() -> int:
         return round((time.perf_counter() - started) * 1000)

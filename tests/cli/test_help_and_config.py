@@ -89,3 +89,15 @@ def test_a_worker_needs_the_database_queue(monkeypatch, capsys):
     monkeypatch.delenv("KINDGI_TASKS", raising=False)
     assert main(["worker"]) == 2
     assert "set KINDGI_TASKS=db" in capsys.readouterr().err
+
+
+def test_a_worker_runs_the_database_worker_with_its_metrics_port(monkeypatch):
+    from kindgi.cli import dev
+
+    executed = []
+    monkeypatch.setenv("KINDGI_TASKS", "db")
+    monkeypatch.setattr(dev, "_exec", lambda *arguments: executed.append(arguments))
+    assert main(["worker", "--queue", "runs", "--metrics-port", "9101"]) == 0
+    assert executed == [
+        ("-m", "django", "run_worker", "--no-reload", "--queue-name", "runs", "--metrics-port", "9101")
+    ]

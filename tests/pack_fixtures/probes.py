@@ -6,6 +6,7 @@ from ``SCRIPT``: a queue of replies the test fills, which also keeps every
 request the model was sent.
 """
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from kindgi import (
     ModelReply,
     ModelRequest,
     ScriptedModel,
+    ToolCall,
     ToolContext,
     ToolError,
     allow,
@@ -88,6 +90,9 @@ SCRIPT = Script()
 model = ScriptedModel(SCRIPT.respond, name="tests.probes")
 
 
+logger = logging.getLogger("tests.probes")
+
+
 class Label(BaseModel):
     label: str
     pause_ms: int = 30
@@ -98,6 +103,7 @@ class Seen(BaseModel):
 
 
 def _work(label: Label, ctx: ToolContext) -> Seen:
+    logger.info("probe %s: working", label.label)
     TIMELINE.mark(label.label, "start")
     with TIMELINE.lock:
         TIMELINE.contexts.append(ctx)
@@ -345,9 +351,48 @@ append_idempotent_flow = define_flow(
     output={"lines": from_node("append", "lines")},
 )
 
+
+class Tally(BaseModel):
+    path: str
+
+
+class Tallied(BaseModel):
+    run_id: str
+
+
+@tool(id="probe.tally", version="1.0.0", effects=[Effect.writes("probe:file")])
+def tally(entry: Tally, ctx: ToolContext) -> Tallied:
+    """Appends the run's id to a file: one line a call, from any process."""
+    with open(entry.path, "a") as out:
+        out.write(f"{ctx.run_id}\n")
+    return Tallied(run_id=ctx.run_id)
+
+
+def _tally_once(request: ModelRequest) -> ModelReply:
+    """Deterministic, so that it answers alike in every process: tally into the file the user names."""
+    if request.results_since_user:
+        return ModelReply(text="tallied")
+    return ModelReply(
+        tool_calls=(
+            ToolCall(id="tally", tool_id="probe.tally", arguments={"path": request.last_user_message}),
+        )
+    )
+
+
+# The multi-process tests' agent: its one call is gated (a mutating tool asks by default).
+tallier = define_agent(
+    id="probe.tallier",
+    version="1.0.0",
+    name="Tallier",
+    instructions="Tally the run.",
+    tools=[tally],
+    model=ScriptedModel(_tally_once, name="tests.probes.tally"),
+    conversation_policy={"hitl": {"tools": {}}},
+)
+
 pack = define_pack(
     name="probe",
-    tools=ALL_TOOLS,
-    agents=[free, serial, gated, always, guarded, conditional, toned, remote],
+    tools=[*ALL_TOOLS, tally],
+    agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier],
     flows=[append_flow, append_idempotent_flow],
 )

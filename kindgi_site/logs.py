@@ -1,0 +1,69 @@
+"""Log lines about a run carry its id, and production writes them as JSON, one object a line.
+
+``about_run(run_id)`` marks everything logged inside it (in this thread or task, and in the
+tool threads the engine starts from it) as being about that run; ``RunIdFilter`` copies the
+mark onto each record, so a handler's formatter can write it.
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from uuid import UUID
+
+from pythonjsonlogger.json import JsonFormatter
+
+_current_run: ContextVar[str | None] = ContextVar("kindgi_current_run", default=None)
+
+
+@contextmanager
+def about_run(run_id: UUID | str) -> Iterator[None]:
+    token = _current_run.set(str(run_id))
+    try:
+        yield
+    finally:
+        _current_run.reset(token)
+
+
+class RunIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "run_id", None) is None:
+            run_id = _current_run.get()
+            if run_id is not None:
+                record.run_id = run_id
+        return True
+
+
+class JsonLineFormatter(JsonFormatter):
+    """One JSON object a line: time, level, logger, message, run_id when the line is about a run,
+    any other ``extra`` given, and the traceback as ``exc_info``."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("fmt", "%(asctime)s %(levelname)s %(name)s %(message)s")
+        kwargs.setdefault("rename_fields", {"asctime": "time", "levelname": "level", "name": "logger"})
+        kwargs.setdefault("datefmt", "%Y-%m-%dT%H:%M:%S%z")
+        super().__init__(*args, **kwargs)
+
+
+def logging_config(*, log_format: str, level: str) -> dict:
+    formatter = (
+        {"()": "kindgi_site.logs.JsonLineFormatter"}
+        if log_format == "json"
+        else {"format": "%(levelname)s %(name)s %(message)s"}
+    )
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"run_id": {"()": "kindgi_site.logs.RunIdFilter"}},
+        "formatters": {"default": formatter},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["run_id"]}
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            # Django's own console handler would write its lines a second time, unformatted.
+            "django": {"level": "INFO", "handlers": []},
+            # With immediate tasks, a line per task start and finish drowns out everything else.
+            "django.tasks": {"level": "WARNING"},
+        },
+    }

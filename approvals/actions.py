@@ -22,7 +22,7 @@ from approvals.models import Approval, ApprovalStatus, Decision, DecisionKind, R
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.waitpoints import APPROVAL
 from runs.actions import resume_locked_run
-from runs.engine.invocation import field_errors
+from runs.engine.invocation import field_errors, oversized_arguments
 from runs.models import Run
 from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
@@ -207,6 +207,8 @@ def _validated_edit(approval: Approval, arguments: Any) -> dict[str, Any]:
     tool = get_registry().tool(approval.tool_key, approval.tool_version)
     if tool is None:
         raise ApprovalConflictError(f"tool {approval.tool_key}@{approval.tool_version} is no longer loaded")
+    if (refusal := oversized_arguments(arguments)) is not None:
+        raise ApprovalInputError([f"/arguments: {refusal}"])
     try:
         validated = tool.input_model.model_validate(arguments)
     except ValidationError as error:

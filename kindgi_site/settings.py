@@ -119,7 +119,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["kindgi_site.api.permissions.IsTenantMember"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["kindgi_site.api.parsers.LimitedJSONParser"],
     "EXCEPTION_HANDLER": "kindgi_site.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -150,6 +150,13 @@ KINDGI_DEFAULT_MODEL = ENV.text("KINDGI_DEFAULT_MODEL")
 
 # Seconds an executor holds a run before another may take it over (renewed at every step).
 KINDGI_RUN_LEASE_SECONDS = ENV.integer("KINDGI_RUN_LEASE_SECONDS", 300)
+
+# Limits on what clients and models send: a request body (API and console forms), how deep
+# JSON may nest, and the size of one tool call's arguments as JSON.
+KINDGI_MAX_REQUEST_BYTES = ENV.integer("KINDGI_MAX_REQUEST_BYTES", 1_048_576)
+DATA_UPLOAD_MAX_MEMORY_SIZE = KINDGI_MAX_REQUEST_BYTES
+KINDGI_MAX_JSON_DEPTH = ENV.integer("KINDGI_MAX_JSON_DEPTH", 32)
+KINDGI_MAX_TOOL_ARGUMENTS_BYTES = ENV.integer("KINDGI_MAX_TOOL_ARGUMENTS_BYTES", 262_144)
 
 # Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
 KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]

@@ -2,6 +2,8 @@
 
 import json
 import threading
+import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -21,11 +23,19 @@ def text_reply(text: str) -> dict:
     return {"role": "assistant", "content": text}
 
 
+@dataclass(frozen=True)
+class Slow:
+    """An answer given only after ``seconds``."""
+
+    seconds: float
+    answer: dict | tuple[int, dict]
+
+
 class ChatServer:
     def __init__(self):
         self.requests: list[dict] = []
-        # Each answer: a message dict (HTTP 200) or (status, error body).
-        self.answers: list[dict | tuple[int, dict]] = []
+        # Each answer: a message dict (HTTP 200), (status, error body), or either of them Slow.
+        self.answers: list[dict | tuple[int, dict] | Slow] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +45,9 @@ class ChatServer:
                 answer = (
                     server.answers.pop(0) if server.answers else (500, {"error": {"message": "unscripted"}})
                 )
+                if isinstance(answer, Slow):
+                    time.sleep(answer.seconds)
+                    answer = answer.answer
                 if isinstance(answer, tuple):
                     status, payload = answer
                 else:

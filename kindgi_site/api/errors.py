@@ -12,6 +12,7 @@ from approvals.exceptions import (
     DecisionForbiddenError,
     NotAReviewerError,
 )
+from kindgi_site.api.parsers import RequestTooLarge
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from tenants.exceptions import NotAMemberError
 
@@ -37,6 +38,7 @@ DRF_CODES = {
     exceptions.ParseError: "malformed_request",
     exceptions.UnsupportedMediaType: "unsupported_media_type",
     exceptions.Throttled: "throttled",
+    RequestTooLarge: "too_large",
     exceptions.ValidationError: "invalid_input",
 }
 

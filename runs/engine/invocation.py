@@ -8,6 +8,7 @@ raises comes back the same way with its own code and hint; any other exception
 becomes ``TOOL_FAILED``, its traceback kept for the journal only.
 """
 
+import json
 import time
 import traceback
 from collections.abc import Iterable
@@ -15,9 +16,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
 from kindgi import ToolContext, ToolDefinition, ToolError
+from kindgi_site.jsonlimits import nesting_depth_exceeds
 from runs.metrics import TOOL_CALL_SECONDS
 
 INPUT_ERROR_LIMIT = 5
@@ -63,10 +66,29 @@ def field_errors(error: ValidationError, *, limit: int = INPUT_ERROR_LIMIT) -> l
     return [f"{json_pointer(item['loc'])}: {item['msg']}" for item in error.errors()[:limit]]
 
 
+def oversized_arguments(arguments: Any) -> str | None:
+    """Why arguments are too big to validate, or None."""
+    depth = settings.KINDGI_MAX_JSON_DEPTH
+    if nesting_depth_exceeds(arguments, depth):
+        return f"the arguments nest more than {depth} levels deep"
+    limit = settings.KINDGI_MAX_TOOL_ARGUMENTS_BYTES
+    size = len(json.dumps(arguments, default=str).encode())
+    if size > limit:
+        return f"the arguments are {size} bytes of JSON, more than the limit of {limit}"
+    return None
+
+
 def validate_arguments(
     tool: ToolDefinition, arguments: Any
 ) -> tuple[BaseModel | None, dict[str, Any] | None]:
     """Return the validated input, or the error data the model receives instead."""
+    if (refusal := oversized_arguments(arguments)) is not None:
+        return None, error_data(
+            INVALID_TOOL_INPUT,
+            f"The tool input is invalid: {refusal}",
+            retryable=True,
+            recommended_action="Send smaller, flatter arguments.",
+        )
     try:
         return tool.input_model.model_validate(arguments), None
     except ValidationError as error:

@@ -305,6 +305,37 @@ class TestToolCallsAsData:
         assert STATUS_PAGE.posts == []
 
 
+class TestOversizedArguments:
+    def test_arguments_over_the_size_limit_never_reach_the_tool(self, settings):
+        settings.KINDGI_MAX_TOOL_ARGUMENTS_BYTES = 1000
+        SCRIPT.replies = [calls(("big", "probe.read", {"label": "x" * 2000})), answer()]
+        run = start("probe.free")
+        assert run.status == RunStatus.COMPLETED
+        [(_, result)] = tool_results(run)
+        assert result["error"] == {
+            "code": "INVALID_TOOL_INPUT",
+            "message": (
+                "The tool input is invalid: the arguments are 2013 bytes of JSON, more than the limit of 1000"
+            ),
+            "retryable": True,
+            "recommendedAction": "Send smaller, flatter arguments.",
+        }
+        assert TIMELINE.starts() == []
+
+    def test_arguments_nested_too_deep_never_reach_the_tool(self):
+        nested: dict = {}
+        for _ in range(100):
+            nested = {"n": nested}
+        SCRIPT.replies = [calls(("deep", "probe.read", {"label": "a", "extra": nested})), answer()]
+        run = start("probe.free")
+        [(_, result)] = tool_results(run)
+        assert (
+            result["error"]["message"]
+            == "The tool input is invalid: the arguments nest more than 32 levels deep"
+        )
+        assert TIMELINE.starts() == []
+
+
 class TestOutsideData:
     def test_outside_results_reach_the_model_wrapped_on_every_later_step(self):
         SCRIPT.replies = [

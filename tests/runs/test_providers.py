@@ -5,7 +5,7 @@ import json
 import pytest
 
 from runs.models import RunStatus
-from tests.chat_server import ChatServer, text_reply, tool_calls_reply
+from tests.chat_server import ChatServer, Slow, text_reply, tool_calls_reply
 from tests.pack_fixtures.probes import TIMELINE
 
 from .decide import decide
@@ -115,3 +115,35 @@ def test_a_bad_model_string_is_named(settings):
     settings.KINDGI_DEFAULT_MODEL = "openai-compatible:tiny"
     run = start("probe.remote", "Hello?")
     assert run.failure_message.startswith("bad-model-string: 'openai-compatible:tiny' must look like")
+
+
+def test_a_model_that_times_out_is_retried_then_fails_the_run_saying_so(chat, settings):
+    settings.KINDGI_MODEL_TIMEOUT_SECONDS = 0.2
+    chat.answers = [Slow(1, text_reply("Too late.")), text_reply("In time.")]
+    run = start("probe.remote", "Hello?")
+    assert (run.status, run.output) == (RunStatus.COMPLETED, {"reply": "In time."})
+    first = run.journal.filter(kind="model.called").values_list("payload", flat=True).first()
+    assert (first["attempt"], first["retryable"]) == (1, True)
+
+    settings.KINDGI_MODEL_ATTEMPTS = 2
+    chat.answers = [Slow(1, text_reply("Late.")), Slow(1, text_reply("Late again."))]
+    run = start("probe.remote", "Hello again?")
+    assert run.status == RunStatus.FAILED
+    assert run.failure_message.startswith("model-error: ")
+    assert "timed out" in run.failure_message.lower()
+    assert run.journal.filter(kind="model.called").count() == 2
+    assert not run.journal.filter(kind__startswith="tool.").exists()
+
+
+def test_a_tool_name_the_model_made_up_is_refused_as_data(chat):
+    chat.answers = [
+        tool_calls_reply(("call_1", "probe__delete_everything", "{}")),
+        text_reply("I cannot do that."),
+    ]
+    run = start("probe.remote", "Delete it all.")
+    assert run.status == RunStatus.COMPLETED
+    [result] = [m["content"] for m in run.messages if m["role"] == "tool"]
+    assert result["success"] is False
+    assert result["error"]["code"] == "TOOL_NOT_ALLOWED"
+    assert result["error"]["message"].endswith("is not one of this agent's tools.")
+    assert not run.journal.filter(kind="tool.completed").exists()

@@ -1,0 +1,36 @@
+"""The API's JSON parser, with limits: a body too large is refused before it is read whole, and
+JSON nested too deeply is refused rather than left to exhaust the parser's recursion."""
+
+import codecs
+import json
+
+from django.conf import settings
+from rest_framework import exceptions, status
+from rest_framework.parsers import JSONParser
+from rest_framework.utils.json import strict_constant
+
+from kindgi_site.jsonlimits import nesting_depth_exceeds
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class LimitedJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.KINDGI_MAX_REQUEST_BYTES
+        body = stream.read(limit + 1)
+        if len(body) > limit:
+            raise RequestTooLarge(f"the request body is larger than the limit of {limit} bytes")
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            data = json.loads(codecs.decode(body, encoding), parse_constant=strict_constant)
+        except RecursionError:
+            raise exceptions.ParseError("the JSON is nested too deeply") from None
+        except ValueError as error:
+            raise exceptions.ParseError(f"the body is not valid JSON: {error}") from None
+        depth = settings.KINDGI_MAX_JSON_DEPTH
+        if nesting_depth_exceeds(data, depth):
+            raise exceptions.ParseError(f"the JSON is nested more than {depth} levels deep")
+        return data

@@ -68,6 +68,19 @@ class Environment:
             raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, not {url!r}")
         return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
 
+    def caches(self) -> dict:
+        """Redis where ``REDIS_URL`` is set (shared by every process), else this process's memory."""
+        url = self.text("REDIS_URL")
+        if not url:
+            return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "kindgi",
+            }
+        }
+
     def tasks(self) -> dict:
         backend = self.choice("KINDGI_TASKS", "immediate", ("immediate", "db"))
         if backend == "db":

@@ -4,12 +4,13 @@ from django.views.generic import RedirectView
 
 from approvals.console import views as approvals
 from runs import console as runs
+from tenants.signin import SignInView
 
 app_name = "console"
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="console:queue"), name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
+    path("login/", SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("queue/", approvals.queue, name="queue"),
     path("approvals/<uuid:approval_id>/", approvals.approval_page, name="approval"),

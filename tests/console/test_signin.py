@@ -1,0 +1,119 @@
+"""Signing in: failed attempts are limited per username and per address; CSRF on every form."""
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from approvals.models import Decision
+from runs.models import RunStatus
+from tests.factories import reviewer
+
+PASSWORD = "a-long-test-password"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache(settings):
+    # Fifty sign-ins with the real password hasher would take most of a minute.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def sign_in(client: Client, username: str, password: str, address: str = "10.0.0.1"):
+    return client.post("/console/login/", {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_after_five_failures_even_the_right_password_waits():
+    reviewer("ada")
+    client = Client()
+    for _ in range(5):
+        response = sign_in(client, "ada", "wrong")
+        assert response.status_code == 200
+        assert "didn&#x27;t match" in response.text or "didn't match" in response.text
+    locked = sign_in(client, "ada", PASSWORD)
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins. Try again in 15 minutes." in locked.text
+    assert "_auth_user_id" not in client.session
+
+
+def test_an_unknown_username_is_locked_out_alike():
+    client = Client()
+    for _ in range(5):
+        sign_in(client, "nobody", "wrong")
+    assert sign_in(client, "nobody", "wrong").status_code == 429
+
+
+def test_the_limit_is_per_username_and_case_does_not_escape_it():
+    reviewer("ada")
+    reviewer("bo")
+    client = Client()
+    for name in ("ada", "ADA", "Ada", "ada", "aDa"):
+        sign_in(client, name, "wrong")
+    assert sign_in(client, "ada", PASSWORD).status_code == 429
+    assert sign_in(client, "bo", PASSWORD).status_code == 302  # bo is not held up by ada's failures
+
+
+def test_one_address_trying_many_usernames_is_limited_too():
+    reviewer("ada")
+    client = Client()
+    for number in range(50):
+        sign_in(client, f"user{number}", "wrong", address="10.9.9.9")
+    assert sign_in(client, "ada", PASSWORD, address="10.9.9.9").status_code == 429
+    assert sign_in(client, "ada", PASSWORD, address="10.0.0.2").status_code == 302
+
+
+def test_a_success_forgets_earlier_failures():
+    reviewer("ada")
+    client = Client()
+    for _ in range(4):
+        sign_in(client, "ada", "wrong")
+    assert sign_in(client, "ada", PASSWORD).status_code == 302
+    client.logout()
+    for _ in range(4):
+        sign_in(client, "ada", "wrong")
+    assert sign_in(client, "ada", PASSWORD).status_code == 302
+
+
+def test_the_lock_ends_with_its_window(monkeypatch):
+    from tenants import signin
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(signin, "_now", lambda: clock[0])
+    reviewer("ada")
+    client = Client()
+    for _ in range(5):
+        sign_in(client, "ada", "wrong")
+    clock[0] += 899
+    locked = sign_in(client, "ada", PASSWORD)
+    assert locked.status_code == 429
+    assert "Try again in 1 minute." in locked.text
+    clock[0] += 2
+    assert sign_in(client, "ada", PASSWORD).status_code == 302
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("form", ["login", "logout", "approval", "bulk", "cancel"])
+def test_every_console_form_needs_its_csrf_token(form):
+    from tests.console.test_console import waiting
+
+    run = waiting()
+    approval = run.approvals.get()
+    client = Client(enforce_csrf_checks=True)
+    ada = reviewer("ada", role="admin")
+    if form != "login":
+        client.force_login(ada)
+    path, data = {
+        "login": ("/console/login/", {"username": "ada", "password": PASSWORD}),
+        "logout": ("/console/logout/", {}),
+        "approval": (f"/console/approvals/{approval.pk}/", {"decision": "approve"}),
+        "bulk": ("/console/approvals/bulk/", {"decision": "approve", "approval": [str(approval.pk)]}),
+        "cancel": (f"/console/runs/{run.pk}/cancel/", {}),
+    }[form]
+    response = client.post(path, data)
+    assert response.status_code == 403
+    assert "CSRF" in response.text
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUSPENDED
+    assert not Decision.objects.exists()

@@ -24,6 +24,7 @@ from approvals.waitpoints import APPROVAL
 from runs.actions import resume_locked_run
 from runs.engine.invocation import field_errors, oversized_arguments
 from runs.models import Run
+from runs.secrets import scrub_secrets
 from tenants.selectors import tenant_for_user
 from tools.registry import get_registry
 
@@ -102,8 +103,8 @@ def check_complete_approval(
         tenant=tenant,
         acting_user=acting_user,
         decision=decision,
-        rationale=rationale.strip(),
-        arguments=arguments,
+        rationale=scrub_secrets(rationale.strip()),
+        arguments=scrub_secrets(arguments),
     )
 
 

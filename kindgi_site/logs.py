@@ -13,6 +13,8 @@ from uuid import UUID
 
 from pythonjsonlogger.json import JsonFormatter
 
+from runs.engine.redaction import REDACTED
+
 _current_run: ContextVar[str | None] = ContextVar("kindgi_current_run", default=None)
 
 
@@ -31,6 +33,29 @@ class RunIdFilter(logging.Filter):
             run_id = _current_run.get()
             if run_id is not None:
                 record.run_id = run_id
+        return True
+
+
+class SecretsFilter(logging.Filter):
+    """No log line carries a provider key: each found in a line's message or traceback becomes
+    ``[REDACTED]``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from runs.secrets import provider_secrets
+
+        secrets = provider_secrets()
+        if not secrets:
+            return True
+        message = record.getMessage()
+        traceback = record.exc_text or (
+            logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
+        )
+        for secret in secrets:
+            message = message.replace(secret, REDACTED)
+            traceback = traceback.replace(secret, REDACTED)
+        record.msg, record.args = message, None
+        if traceback:
+            record.exc_info, record.exc_text = None, traceback
         return True
 
 
@@ -54,10 +79,17 @@ def logging_config(*, log_format: str, level: str) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"run_id": {"()": "kindgi_site.logs.RunIdFilter"}},
+        "filters": {
+            "run_id": {"()": "kindgi_site.logs.RunIdFilter"},
+            "secrets": {"()": "kindgi_site.logs.SecretsFilter"},
+        },
         "formatters": {"default": formatter},
         "handlers": {
-            "console": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["run_id"]}
+            "console": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "filters": ["run_id", "secrets"],
+            }
         },
         "root": {"handlers": ["console"], "level": level},
         "loggers": {

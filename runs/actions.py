@@ -33,7 +33,7 @@ from runs.models import (
     Run,
     RunStatus,
 )
-from runs.secrets import provider_secrets
+from runs.secrets import provider_secrets, scrub_secrets
 from runs.tasks import enqueue_run_on_commit, execute_run
 from tenants.models import Tenant
 from tenants.selectors import tenant_for_user
@@ -62,7 +62,7 @@ def append_entry(run: Run, entry: Entry) -> JournalEntry:
         kind=entry.kind,
         node_id=entry.node_id,
         duration_ms=entry.duration_ms,
-        payload=entry.payload or {},
+        payload=scrub_secrets(entry.payload or {}),
     )
     # Published after commit with the run as it stands then, so the event's status is final.
     transaction.on_commit(lambda: publish_now(run, written))
@@ -198,7 +198,7 @@ def do_create_run(
     run = Run(
         **_identity(target),
         tenant=tenant,
-        input=input,
+        input=scrub_secrets(input),
         dry_run=dry_run,
         read_only=read_only,
         started_by=started_by,
@@ -238,7 +238,7 @@ def do_get_or_create_child_run(
         child = Run(
             **_identity(agent),
             tenant_id=parent.tenant_id,
-            input=input,
+            input=scrub_secrets(input),
             dry_run=parent.dry_run,
             read_only=parent.read_only,
             started_by=parent.started_by,
@@ -292,7 +292,7 @@ def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: l
     run = _locked_claimed(run_id, token)
     _append_all(run, entries)
     if messages is not None:
-        run.messages = messages
+        run.messages = scrub_secrets(messages)
     run.claim_expires_at = timezone.now() + _lease()
     run.save()
     return run
@@ -312,14 +312,16 @@ def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterab
     now = timezone.now()
     match outcome:
         case Completed(output=output):
+            output = scrub_secrets(output)
             run.status, run.output, run.finished_at = RunStatus.COMPLETED, output, now
             append_entry(run, Entry(kind=JournalKind.RUN_COMPLETED, payload={"output": output}))
         case Failed(message=message):
+            message = scrub_secrets(message)
             run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
             append_entry(run, Entry(kind=JournalKind.RUN_FAILED, payload={"failureMessage": message}))
         case Suspended(waitpoint=waitpoint, node_id=node_id):
             run.status = RunStatus.SUSPENDED
-            run.waitpoint = waitpoints.on_suspend(run, {**waitpoint, "nodeId": node_id})
+            run.waitpoint = waitpoints.on_suspend(run, scrub_secrets({**waitpoint, "nodeId": node_id}))
             append_entry(
                 run,
                 Entry(kind=JournalKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint}),

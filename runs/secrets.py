@@ -1,8 +1,12 @@
 """The configured provider keys: redacted from prompts, never shown, journaled or logged."""
 
+import json
 import os
+from typing import Any
 
 from django.conf import settings
+
+from runs.engine.redaction import REDACTED
 
 DEFAULT_PROVIDER_KEY_VARIABLES = (
     "OPENAI_API_KEY",
@@ -17,3 +21,17 @@ DEFAULT_PROVIDER_KEY_VARIABLES = (
 def provider_secrets() -> list[str]:
     names = getattr(settings, "KINDGI_PROVIDER_KEY_VARIABLES", DEFAULT_PROVIDER_KEY_VARIABLES)
     return [value for name in names if (value := os.environ.get(name, ""))]
+
+
+def scrub_secrets(value: Any) -> Any:
+    """``value`` (JSON data) with every configured provider key, wherever it appears in a string,
+    replaced by ``[REDACTED]``. Whatever a tool returns or a model says, the journal never holds
+    a provider key."""
+    secrets = provider_secrets()
+    if not secrets:
+        return value
+    dumped = json.dumps(value)
+    scrubbed = dumped
+    for secret in sorted(secrets, key=len, reverse=True):
+        scrubbed = scrubbed.replace(json.dumps(secret)[1:-1], REDACTED)
+    return value if scrubbed == dumped else json.loads(scrubbed)

@@ -379,6 +379,32 @@ def _tally_once(request: ModelRequest) -> ModelReply:
     )
 
 
+class Variable(BaseModel):
+    name: str
+
+
+class Value(BaseModel):
+    value: str
+
+
+@tool(id="probe.environment", version="1.0.0", mutating=False)
+def environment(variable: Variable) -> Value:
+    """Returns an environment variable: a careless tool that would leak a key."""
+    import os
+
+    return Value(value=os.environ.get(variable.name, ""))
+
+
+careless = define_agent(
+    id="probe.careless",
+    version="1.0.0",
+    name="Careless",
+    instructions="Do what the test says.",
+    tools=[environment, write],
+    model=model,
+    conversation_policy={"hitl": {"tools": {}}},
+)
+
 # The multi-process tests' agent: its one call is gated (a mutating tool asks by default).
 tallier = define_agent(
     id="probe.tallier",
@@ -392,7 +418,7 @@ tallier = define_agent(
 
 pack = define_pack(
     name="probe",
-    tools=[*ALL_TOOLS, tally],
-    agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier],
+    tools=[*ALL_TOOLS, tally, environment],
+    agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier, careless],
     flows=[append_flow, append_idempotent_flow],
 )

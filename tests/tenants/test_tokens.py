@@ -1,3 +1,5 @@
+import hmac
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -70,3 +72,22 @@ def test_the_admin_shows_a_new_token_once_and_never_its_hash(admin_client):
         reverse("admin:tenants_apitoken_changelist"), {"action": "revoke", "_selected_action": [record.pk]}
     )
     assert user_for_token(token) is None
+
+
+def test_the_secret_is_compared_in_constant_time(monkeypatch):
+    """By hmac.compare_digest on the hashes: the time taken says nothing about how much matched."""
+    from tenants import tokens
+
+    user = member("tia")
+    _, token = do_create_token(user=user)
+    compared = []
+    original = hmac.compare_digest
+
+    def compare_digest(left, right):
+        compared.append((left, right))
+        return original(left, right)
+
+    monkeypatch.setattr(tokens.hmac, "compare_digest", compare_digest)
+    assert user_for_token(token) == user
+    assert len(compared) == 1
+    assert token not in compared[0]  # the hashes are compared, never the secret itself

@@ -1,0 +1,225 @@
+"""Every API endpoint and WebSocket route, for every kind of caller: each gets exactly the status
+it should, and no response carries another tenant's data."""
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from rest_framework.test import APIClient
+
+from approvals.models import Approval, ApprovalRule
+from kindgi_site.asgi import application
+from runs.actions import check_start_run
+from tenants.tokens import do_create_token, do_revoke_token
+from tests.factories import default_tenant, member, other_tenant, reviewer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CALLERS = [
+    "anonymous",
+    "wrong token",
+    "revoked token",
+    "other tenant's admin",
+    "member, not a reviewer",
+    "reviewer below the role",
+    "the right reviewer",
+    "tenant admin",
+]
+SIGNED_IN = CALLERS[3:]
+OURS = CALLERS[4:]
+
+
+@dataclass
+class World:
+    run: str
+    cancellable: str
+    approval: str
+    rule: int
+    # What must never appear in a response to a caller of the other tenant, and vice versa.
+    ours: set[str]
+    theirs: set[str]
+
+
+def _gated_run(tenant) -> tuple[str, str]:
+    run = check_start_run(tenant=tenant, agent_id="acme-ops.status-agent", input={"userMessage": "Up."})
+    return str(run.pk), str(Approval.objects.get(run=run).pk)
+
+
+@pytest.fixture
+def world() -> World:
+    ours = default_tenant()
+    run, approval = _gated_run(ours)
+    Approval.objects.filter(pk=approval).update(required_role="senior")
+    cancellable, _ = _gated_run(ours)
+    rule = ApprovalRule.objects.create(tenant=ours, name="acme rule", gate="deny", tool_pattern="x.*")
+    their_run, their_approval = _gated_run(other_tenant())
+    ApprovalRule.objects.create(tenant=other_tenant(), name="globex rule", gate="deny")
+    return World(
+        run=run,
+        cancellable=cancellable,
+        approval=approval,
+        rule=rule.pk,
+        ours={run, approval, cancellable, "acme rule"},
+        theirs={their_run, their_approval, "globex rule"},
+    )
+
+
+def token_for(caller: str) -> str | None:
+    if caller == "anonymous":
+        return None
+    if caller == "wrong token":
+        return "kgi_abcdefgh_not-a-real-secret"
+    user = {
+        "revoked token": lambda: member("rex"),
+        "other tenant's admin": lambda: _other_admin(),
+        "member, not a reviewer": lambda: member("mo"),
+        "reviewer below the role": lambda: reviewer("stan", role="standard"),
+        "the right reviewer": lambda: reviewer("sen", role="senior"),
+        "tenant admin": lambda: member("ted", tenant_admin=True),
+    }[caller]()
+    record, token = do_create_token(user=user)
+    if caller == "revoked token":
+        do_revoke_token(record)
+    return token
+
+
+def _other_admin():
+    user = member("olga", tenant=other_tenant(), tenant_admin=True)
+    from approvals.models import Reviewer
+
+    Reviewer.objects.create(user=user, tenant=other_tenant(), role="admin", display_name="Olga")
+    return user
+
+
+def expected(endpoint: str, caller: str) -> int:
+    """The status each caller gets; the table reads endpoint by endpoint."""
+    if caller not in SIGNED_IN:
+        return 401
+    other = caller == "other tenant's admin"
+    admin = caller in ("tenant admin", "other tenant's admin")
+    a_reviewer = caller in ("reviewer below the role", "the right reviewer", "other tenant's admin")
+    table = {
+        # Lists show the caller's own tenant; the catalog is shared.
+        "GET runs": 200,
+        "POST runs": 201,
+        "GET approvals": 200,
+        "GET reviewers": 200,
+        "GET tools": 200,
+        "GET tools/id": 200,
+        "GET agents": 200,
+        "GET agents/id": 200,
+        "GET flows": 200,
+        "GET flows/id": 200,
+        # Another tenant's things do not exist for the caller.
+        "GET run": 404 if other else 200,
+        "GET run journal": 404 if other else 200,
+        "GET approval": 404 if other else 200,
+        "POST run cancel": 404 if other else 200,
+        "GET reviewers/me": 200 if a_reviewer else 403,
+        "POST reviewers/register": 200,
+        # Deciding needs a reviewer of the tenant with the approval's role.
+        "POST approval complete": 404 if other else (200 if caller == "the right reviewer" else 403),
+        # Rules are for tenant admins, each of their own tenant's.
+        "GET approval-rules": 200 if admin else 403,
+        "POST approval-rules": 201 if admin else 403,
+        "GET approval-rule": (404 if other else 200) if admin else 403,
+        "PATCH approval-rule": (404 if other else 200) if admin else 403,
+        "DELETE approval-rule": (404 if other else 204) if admin else 403,
+    }
+    return table[endpoint]
+
+
+def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
+    """(endpoint, method, path, body), reads first: the writes come last and touch their own objects."""
+    return [
+        ("GET runs", "get", "/api/v1/runs", None),
+        ("GET run", "get", f"/api/v1/runs/{world.run}", None),
+        ("GET run journal", "get", f"/api/v1/runs/{world.run}/journal", None),
+        ("GET approvals", "get", "/api/v1/approvals?status=all", None),
+        ("GET approval", "get", f"/api/v1/approvals/{world.approval}", None),
+        ("GET reviewers", "get", "/api/v1/reviewers", None),
+        ("GET reviewers/me", "get", "/api/v1/reviewers/me", None),
+        ("GET tools", "get", "/api/v1/tools", None),
+        ("GET tools/id", "get", "/api/v1/tools/acme-ops.post-update", None),
+        ("GET agents", "get", "/api/v1/agents", None),
+        ("GET agents/id", "get", "/api/v1/agents/acme-ops.status-agent", None),
+        ("GET flows", "get", "/api/v1/flows", None),
+        ("GET flows/id", "get", "/api/v1/flows/my-pack.check-order", None),
+        ("GET approval-rules", "get", "/api/v1/approval-rules", None),
+        ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
+        (
+            "POST runs",
+            "post",
+            "/api/v1/runs",
+            {"flowId": "my-pack.check-order", "input": {"orderId": "ord_1002"}},
+        ),
+        ("POST run cancel", "post", f"/api/v1/runs/{world.cancellable}/cancel", {}),
+        (
+            "POST approval complete",
+            "post",
+            f"/api/v1/approvals/{world.approval}/complete",
+            {"decision": "approve"},
+        ),
+        (
+            "POST reviewers/register",
+            "post",
+            "/api/v1/reviewers/register",
+            {"role": "standard", "displayName": "Me"},
+        ),
+        (
+            "POST approval-rules",
+            "post",
+            "/api/v1/approval-rules",
+            {"name": "new", "gate": "deny", "toolPattern": "y.*"},
+        ),
+        ("PATCH approval-rule", "patch", f"/api/v1/approval-rules/{world.rule}", {"enabled": False}),
+        ("DELETE approval-rule", "delete", f"/api/v1/approval-rules/{world.rule}", None),
+    ]
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_every_endpoint_for_every_caller(world, caller):
+    token = token_for(caller)
+    api = APIClient()
+    if token:
+        api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    foreign = world.ours if caller == "other tenant's admin" else world.theirs
+    wrong = []
+    for endpoint, method, path, body in requests(world):
+        response = (
+            getattr(api, method)(path, body, format="json")
+            if body is not None
+            else getattr(api, method)(path)
+        )
+        want = expected(endpoint, caller)
+        if response.status_code != want:
+            wrong.append(f"{endpoint}: {response.status_code}, not {want}: {response.content[:200]!r}")
+            continue
+        text = response.content.decode()
+        if response.status_code >= 400:
+            assert set(json.loads(text)) == {"error"}, f"{endpoint}: {text}"
+            continue  # a refusal may name what was asked for, and nothing else
+        if leaked := sorted(item for item in foreign if item in text):
+            wrong.append(f"{endpoint}: shows the other tenant's {leaked}")
+    assert wrong == [], "\n".join(wrong)
+
+
+async def _connects(path: str, token: str | None) -> bool:
+    headers = [(b"origin", b"http://127.0.0.1")]
+    if token:
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+    socket = WebsocketCommunicator(application, path, headers=headers)
+    connected, _ = await socket.connect(timeout=5)
+    await socket.disconnect()
+    return connected
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_every_websocket_route_for_every_caller(world, caller):
+    token = token_for(caller)
+    ours = caller in OURS
+    assert async_to_sync(_connects)(f"/ws/runs/{world.run}/", token) is ours
+    # The approvals stream is the tenant's own: anyone signed in gets theirs, nobody else's.
+    assert async_to_sync(_connects)("/ws/approvals/", token) is (caller in SIGNED_IN)

@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format install install-dev
+.PHONY: run test lint format install install-dev fuzz
 
 # The first interpreter on PATH that is Python 3.12 or newer makes the virtualenv.
 $(PY):
@@ -58,3 +58,7 @@ test: lint
 	else \
 		echo "PostgreSQL does not answer at $(POSTGRES_URL): its tests were not run (CI runs them)"; \
 	fi
+
+# The API fuzzed against its schema and the bad-input properties, 25 times longer than in `make test`.
+fuzz: install-dev
+	KINDGI_FUZZ_SCALE=25 $(VENV)/bin/pytest tests/api/test_fuzz.py tests/properties

@@ -1,9 +1,12 @@
 """Approvals, decisions, reviewers and rules on the wire (DESIGN §4 and the seeds), camelCase."""
 
 from django.contrib.auth import get_user_model
+from django.db import models
 from rest_framework import serializers
 
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
+from approvals.roles import reviewer_roles
+from kindgi_site.api.fields import StrictBooleanField, StrictCharField, StrictManyRelatedField
 from runs.api.serializers import JsonObjectField
 
 
@@ -69,7 +72,7 @@ class CompletionSerializer(serializers.Serializer):
 
 class CompleteApprovalSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=DecisionKind.choices)
-    rationale = serializers.CharField(required=False, allow_blank=True, default="")
+    rationale = StrictCharField(required=False, allow_blank=True, default="")
     arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
 
 
@@ -86,25 +89,43 @@ class ReviewerSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+ROLE_CHOICES = ", ".join(reviewer_roles())
+
+
 class RegisterReviewerSerializer(serializers.Serializer):
-    role = serializers.CharField()
-    displayName = serializers.CharField(allow_blank=True)
+    role = serializers.ChoiceField(
+        choices=reviewer_roles(),
+        error_messages={
+            "invalid_choice": f"'{{input}}' is not a reviewer role (valid roles: {ROLE_CHOICES})"
+        },
+    )
+    displayName = StrictCharField(
+        max_length=200, error_messages=dict.fromkeys(["blank", "required"], "a display name is required")
+    )
 
 
 class ApprovalRuleSerializer(serializers.ModelSerializer):
-    toolPattern = serializers.CharField(source="tool_pattern", default="*")
-    agentPattern = serializers.CharField(source="agent_pattern", default="*")
-    effectKind = serializers.CharField(source="effect_kind", allow_blank=True, default="")
-    resourcePattern = serializers.CharField(source="resource_pattern", allow_blank=True, default="")
-    condition = serializers.CharField(allow_blank=True, default="")
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.TextField: StrictCharField,
+    }
+    toolPattern = StrictCharField(source="tool_pattern", default="*")
+    agentPattern = StrictCharField(source="agent_pattern", default="*")
+    effectKind = StrictCharField(source="effect_kind", allow_blank=True, default="")
+    resourcePattern = StrictCharField(source="resource_pattern", allow_blank=True, default="")
+    condition = StrictCharField(allow_blank=True, default="")
     gate = serializers.ChoiceField(choices=ApprovalRule.Gate.choices)
-    requiredRole = serializers.CharField(source="required_role", allow_blank=True, default="")
-    reviewers = serializers.SlugRelatedField(
-        many=True, slug_field="username", queryset=get_user_model().objects.all(), required=False
+    requiredRole = StrictCharField(source="required_role", allow_blank=True, default="")
+    reviewers = StrictManyRelatedField(
+        child_relation=serializers.SlugRelatedField(
+            slug_field="username", queryset=get_user_model().objects.all()
+        ),
+        required=False,
     )
     ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True, required=False, min_value=1)
-    reason = serializers.CharField(allow_blank=True, default="")
-    enabled = serializers.BooleanField(default=True)
+    reason = StrictCharField(allow_blank=True, default="")
+    enabled = StrictBooleanField(default=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
     class Meta:

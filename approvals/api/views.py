@@ -15,6 +15,7 @@ from approvals.api.serializers import (
 from approvals.exceptions import NotAReviewerError
 from approvals.models import ApprovalRule, ApprovalStatus, Reviewer
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from kindgi_site.api.fields import choice_param
 from kindgi_site.api.pagination import ItemsCursorPagination
 from kindgi_site.api.permissions import IsTenantAdmin, IsTenantMember
 
@@ -32,7 +33,8 @@ class ApprovalListApi(generics.ListAPIView):
 
     def get_queryset(self):
         return approval_list_for_tenant(
-            self.request.user.membership.tenant, status=self.request.query_params.get("status")
+            self.request.user.membership.tenant,
+            status=choice_param(self.request, "status", ApprovalStatus.values),
         )
 
 

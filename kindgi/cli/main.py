@@ -31,6 +31,8 @@ def json_object(flag: str) -> Callable[[str], dict[str, Any]]:
                 f"(character {error.pos})",
                 USAGE_ERROR,
             ) from None
+        except RecursionError:
+            raise CliError(f"{flag} is nested too deeply to read", USAGE_ERROR) from None
         if not isinstance(value, dict):
             raise CliError(f'{flag} must be a JSON object, like \'{{"name": "Ada"}}\'', USAGE_ERROR)
         return value

@@ -1,6 +1,7 @@
 """One place that turns every error into ``{"error": {"code", "message", "details"}}``."""
 
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -78,3 +79,9 @@ def api_exception_handler(exc, context):
         body = error_body(code, str(exc.detail))
     response.data = body
     return response
+
+
+@csrf_exempt  # a bearer-token client has no CSRF cookie; it should still hear "not found"
+def endpoint_not_found(request, path: str = "") -> JsonResponse:
+    """A path under /api/v1/ that names no endpoint: the same error shape as every other."""
+    return JsonResponse(error_body("not_found", f"there is no API endpoint {request.path}"), status=404)

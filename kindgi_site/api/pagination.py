@@ -1,5 +1,6 @@
 from urllib.parse import parse_qs, urlparse
 
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
@@ -11,6 +12,20 @@ class ItemsCursorPagination(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 200
     ordering = "-created_at"
+
+    def get_page_size(self, request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw in (None, ""):
+            return self.page_size
+        try:
+            size = int(raw)
+        except ValueError:
+            size = 0
+        if not 1 <= size <= self.max_page_size:
+            raise ValidationError(
+                {"limit": f"must be a whole number from 1 to {self.max_page_size}, not {raw!r}"}
+            )
+        return size
 
     def get_paginated_response(self, data):
         return Response({"items": data, "nextCursor": self._next_cursor()})

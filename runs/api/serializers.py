@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from kindgi_site.api.fields import StrictBooleanField, StrictCharField
 from runs.models import JournalEntry, Run, RunStatus
 
 
@@ -120,12 +121,12 @@ class JournalPageSerializer(serializers.Serializer):
 
 
 class StartRunSerializer(serializers.Serializer):
-    flowId = serializers.CharField(required=False, help_text="The flow to run; or give agentId.")
-    agentId = serializers.CharField(required=False, help_text="The agent to run one turn of; or give flowId.")
-    version = serializers.CharField(required=False, help_text="By default, the newest loaded version.")
+    flowId = StrictCharField(required=False, help_text="The flow to run; or give agentId.")
+    agentId = StrictCharField(required=False, help_text="The agent to run one turn of; or give flowId.")
+    version = StrictCharField(required=False, help_text="By default, the newest loaded version.")
     input = JsonObjectField(help_text='The flow\'s input; for an agent: {"userMessage": "…", …}.')
-    dryRun = serializers.BooleanField(default=False)
-    readOnly = serializers.BooleanField(default=False)
+    dryRun = StrictBooleanField(default=False)
+    readOnly = StrictBooleanField(default=False)
     conversationId = serializers.UUIDField(required=False, help_text="Continue this agent conversation.")
 
     def validate(self, data):

@@ -4,6 +4,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kindgi_site.api.fields import choice_param
 from kindgi_site.api.pagination import ItemsCursorPagination
 from kindgi_site.api.permissions import IsTenantMember
 from runs.actions import check_start_run, do_cancel_run
@@ -14,6 +15,7 @@ from runs.api.serializers import (
     RunSerializer,
     StartRunSerializer,
 )
+from runs.models import RunStatus
 from runs.selectors import journal_after, run_get_for_tenant, run_list_for_tenant
 
 JOURNAL_PAGE = 500
@@ -28,9 +30,7 @@ class RunListStartApi(generics.ListAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "status", str, enum=["queued", "running", "suspended", "completed", "failed", "cancelled"]
-            ),
+            OpenApiParameter("status", str, enum=list(RunStatus.values)),
             OpenApiParameter("flowId", str),
             OpenApiParameter("agentId", str),
         ]
@@ -42,7 +42,7 @@ class RunListStartApi(generics.ListAPIView):
         params = self.request.query_params
         return run_list_for_tenant(
             self.request.user.membership.tenant,
-            status=params.get("status"),
+            status=choice_param(self.request, "status", RunStatus.values),
             flow_id=params.get("flowId"),
             agent_id=params.get("agentId"),
         )

@@ -137,7 +137,7 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET runs", "get", "/api/v1/runs", None),
         ("GET run", "get", f"/api/v1/runs/{world.run}", None),
         ("GET run journal", "get", f"/api/v1/runs/{world.run}/journal", None),
-        ("GET approvals", "get", "/api/v1/approvals?status=all", None),
+        ("GET approvals", "get", "/api/v1/approvals", None),
         ("GET approval", "get", f"/api/v1/approvals/{world.approval}", None),
         ("GET reviewers", "get", "/api/v1/reviewers", None),
         ("GET reviewers/me", "get", "/api/v1/reviewers/me", None),

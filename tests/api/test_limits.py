@@ -95,3 +95,38 @@ def test_edited_arguments_nested_too_deep_are_refused_and_the_approval_stays_pen
     assert approval.status == "pending"
     assert Decision.objects.count() == 0
     assert Run.objects.get().status == "suspended"
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "/api/v1/runs?status=finished",
+            "/status: 'finished' is not one of: queued, running, suspended, completed, failed, cancelled",
+        ),
+        (
+            "/api/v1/approvals?status=all",
+            "/status: 'all' is not one of: pending, approved, rejected, expired, cancelled",
+        ),
+        ("/api/v1/runs?limit=many", "/limit: must be a whole number from 1 to 200, not 'many'"),
+        ("/api/v1/approvals?limit=0", "/limit: must be a whole number from 1 to 200, not '0'"),
+        ("/api/v1/tools?limit=201", "/limit: must be a whole number from 1 to 200, not '201'"),
+    ],
+)
+def test_bad_query_parameters_say_what_is_wrong(api, query, message):
+    response = api.get(query)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == message
+
+
+@pytest.mark.parametrize("flag", ["dryRun", "readOnly"])
+@pytest.mark.parametrize("value", [1, "yes", "true", None])
+def test_flags_are_true_or_false_and_nothing_else(api, flag, value):
+    body = {"flowId": "my-pack.check-order", "input": {"orderId": "ord_1001"}, flag: value}
+    response = api.post("/api/v1/runs", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] in (
+        f"/{flag}: must be true or false",
+        f"/{flag}: This field may not be null.",
+    )
+    assert nothing_written() == (0, 0, 0)

@@ -31,9 +31,17 @@ def test_bad_registrations(member_api, outsider_api):
         "/role: 'boss' is not a reviewer role (valid roles: standard, senior, admin)"
     ]
     missing = member_api.post("/api/v1/reviewers/register", {"role": "standard"}, format="json")
-    assert missing.json()["error"]["details"]["errors"] == ["/displayName: This field is required."]
+    assert missing.json()["error"]["details"]["errors"] == ["/displayName: a display name is required"]
     higher = member_api.post(
         "/api/v1/reviewers/register", {"role": "admin", "displayName": "X"}, format="json"
     )
     assert (higher.status_code, higher.json()["error"]["code"]) == (403, "forbidden")
     assert [r["user"] for r in outsider_api.get("/api/v1/reviewers").json()["items"]] == ["eve"]
+
+
+def test_a_blank_display_name_is_refused(member_api):
+    blank = member_api.post(
+        "/api/v1/reviewers/register", {"role": "standard", "displayName": ""}, format="json"
+    )
+    assert blank.status_code == 400
+    assert blank.json()["error"]["details"]["errors"] == ["/displayName: a display name is required"]

@@ -90,7 +90,7 @@ def test_an_agent_turn_that_waits_returns_suspended(api):
             {"agentId": "acme-ops.status-agent", "input": {"userMessage": "x"}, "dryRun": "maybe"},
             400,
             "invalid_input",
-            ["/dryRun: Must be a valid boolean."],
+            ["/dryRun: must be true or false"],
         ),
     ],
 )

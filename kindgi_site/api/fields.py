@@ -40,7 +40,7 @@ class StrictManyRelatedField(serializers.ManyRelatedField):
 def choice_param(request, name: str, choices) -> str | None:
     """A query parameter that must be one of ``choices`` when given."""
     value = request.query_params.get(name)
-    if value in (None, ""):
+    if value is None:
         return None
     if value not in choices:
         raise ValidationError({name: f"{value!r} is not one of: {', '.join(choices)}"})

@@ -15,7 +15,7 @@ class ItemsCursorPagination(CursorPagination):
 
     def get_page_size(self, request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
-        if raw in (None, ""):
+        if raw is None:
             return self.page_size
         try:
             size = int(raw)

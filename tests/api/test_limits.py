@@ -130,3 +130,8 @@ def test_flags_are_true_or_false_and_nothing_else(api, flag, value):
         f"/{flag}: This field may not be null.",
     )
     assert nothing_written() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("query", ["/api/v1/runs?status=", "/api/v1/approvals?limit="])
+def test_an_empty_parameter_is_not_taken_for_a_missing_one(api, query):
+    assert api.get(query).status_code == 400

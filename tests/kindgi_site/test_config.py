@@ -96,3 +96,14 @@ def test_a_bad_value_stops_start_up_with_a_clear_error():
     result = manage("check", KINDGI_TASKS="celery")
     assert result.returncode != 0
     assert "KINDGI_TASKS must be one of immediate, db, not 'celery'" in result.stderr
+
+
+def test_production_cookies_are_secure_and_http_only():
+    script = (
+        "from django.conf import settings as s; "
+        "print(s.SESSION_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, s.CSRF_COOKIE_SECURE, "
+        "s.SECURE_HSTS_SECONDS > 0)"
+    )
+    result = manage("shell", "-c", script, **PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "True", "True"]

@@ -179,6 +179,21 @@ def test_a_run_cancelled_while_a_tool_runs_records_nothing_more():
     assert len(SCRIPT.requests) == 1  # the model was not asked again
 
 
+def test_calls_after_the_one_that_saw_the_run_cancelled_never_start():
+    SCRIPT.replies = [
+        calls(
+            ("c", "probe.cancel-own-run", {"label": "c", "pause_ms": 0}),
+            ("w", "probe.write", {"label": "w", "pause_ms": 0}),
+        ),
+        answer("never"),
+    ]
+    run = start("probe.free")
+    assert run.status == RunStatus.CANCELLED
+    assert TIMELINE.calls("c") == 1
+    assert TIMELINE.calls("w") == 0
+    assert not run.journal.filter(kind="tool.called", payload__callId="w").exists()
+
+
 def test_journal_sequences_are_gapless_and_unique():
     SCRIPT.replies = [
         calls(

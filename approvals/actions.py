@@ -165,10 +165,12 @@ def do_complete_approval(
     }
     if edited is not None:
         resolution["arguments"] = edited
+    # Announced before the resume is queued: the event's on-commit send then goes out first,
+    # not after the resumed run has executed (immediate tasks run it on commit too).
+    _decided(approval, record)
     resume_locked_run(
         run, waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)}, resolution=resolution
     )
-    _decided(approval, record)
     return Completion(approval=approval, decision=record)
 
 
@@ -246,6 +248,7 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
     )
     approval.status, approval.decided_at = ApprovalStatus.EXPIRED, now
     approval.save(update_fields=["status", "decided_at"])
+    _decided(approval, record)  # before the resume, as above
     resume_locked_run(
         run,
         waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)},
@@ -255,5 +258,4 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
             "approvalId": str(approval.pk),
         },
     )
-    _decided(approval, record)
     return True

@@ -180,6 +180,9 @@ KINDGI_MAX_TOOL_ARGUMENTS_BYTES = ENV.integer("KINDGI_MAX_TOOL_ARGUMENTS_BYTES",
 KINDGI_SIGNIN_ATTEMPTS = ENV.integer("KINDGI_SIGNIN_ATTEMPTS", 5)
 KINDGI_SIGNIN_WINDOW_SECONDS = ENV.integer("KINDGI_SIGNIN_WINDOW_SECONDS", 900)
 
+# How many times one agent turn may ask the model before it must answer.
+KINDGI_MAX_MODEL_STEPS = ENV.integer("KINDGI_MAX_MODEL_STEPS", 25)
+
 # Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
 KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
 

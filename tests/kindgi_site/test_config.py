@@ -106,4 +106,4 @@ def test_production_cookies_are_secure_and_http_only():
     )
     result = manage("shell", "-c", script, **PRODUCTION)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", "True", "True", "True"]
+    assert result.stdout.strip().splitlines()[-1].split() == ["True", "True", "True", "True"]

@@ -1,0 +1,177 @@
+"""`python -m bench`: run the workloads, print the table, write the JSON.
+
+    python -m bench                                   # everything (make bench)
+    python -m bench --only W1,W2 --quick --json out.json
+
+Each workload variant runs in its own process on a fresh database: a new SQLite file, or a
+new PostgreSQL database when PostgreSQL answers (variants that need PostgreSQL or Redis are
+left out, with the reason, when they do not).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.report import print_table
+from bench.servers import ROOT
+
+POSTGRES = os.environ.get("KINDGI_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
+REDIS = os.environ.get("KINDGI_BENCH_REDIS", "redis://127.0.0.1:6379/9")
+
+# (workload, variant, what it needs beyond SQLite, the tasks backend)
+VARIANTS = [
+    ("W1", "sqlite", None, "immediate"),
+    ("W1", "postgres", "postgres", "immediate"),
+    ("W2", "sqlite", None, "immediate"),
+    ("W3", "services", None, "immediate"),
+    ("W3", "http", None, "immediate"),
+    ("W4", "sqlite", None, "immediate"),
+    ("W5", "redis", "redis", "immediate"),
+    ("W6", "postgres", "postgres", "db"),
+]
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def _fresh_postgres_database() -> str:
+    import psycopg
+
+    name = f"kindgi_bench_{os.getpid()}"
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    return f"{POSTGRES}/{name}"
+
+
+def _drop_postgres_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _environment(needs: str | None, tasks: str, folder: Path) -> dict[str, str]:
+    """Production settings (no DEBUG: no query log, JSON logs) over plain HTTP on 127.0.0.1."""
+    environment = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "kindgi_site.settings",
+        "KINDGI_DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "KINDGI_SSL_REDIRECT": "false",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "KINDGI_PACKS": "packs.my_pack,packs.acme_ops,bench.pack",
+        "KINDGI_TASKS": tasks,
+        "KINDGI_MAX_MODEL_STEPS": "1000",
+        "KINDGI_SQLITE_PATH": str(folder / "bench.sqlite3"),
+    }
+    environment.pop("DATABASE_URL", None)
+    environment.pop("REDIS_URL", None)
+    if needs == "postgres":
+        environment["DATABASE_URL"] = _fresh_postgres_database()
+    if needs == "redis":
+        environment["REDIS_URL"] = REDIS
+    return environment
+
+
+def _run_variant(workload: str, variant: str, needs: str | None, tasks: str, quick: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="kindgi-bench-") as folder:
+        environment = _environment(needs, tasks, Path(folder))
+        log = Path(folder) / "stderr.log"
+        try:
+            with log.open("w") as errors:
+                result = subprocess.run(
+                    [sys.executable, "-m", "bench.run", workload, variant, *(["--quick"] if quick else [])],
+                    cwd=ROOT,
+                    env=environment,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                    timeout=900,
+                )
+            if result.returncode != 0:
+                tail = log.read_text()[-1500:]
+                return {"error": f"exit {result.returncode}: {tail}"}
+            return json.loads(result.stdout.strip().splitlines()[-1])
+        finally:
+            if "DATABASE_URL" in environment:
+                _drop_postgres_database(environment["DATABASE_URL"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W2 (default: all six)")
+    parser.add_argument("--quick", action="store_true", help="smaller repetitions (still five of each)")
+    parser.add_argument(
+        "--json", type=Path, help="where to write the results (default: bench/results/<date>.json)"
+    )
+    parser.add_argument("--no-peers", action="store_true", help="leave out the peer frameworks' figures")
+    args = parser.parse_args(argv)
+
+    chosen = (
+        {name.strip().upper() for name in args.only.split(",")} if args.only else {v[0] for v in VARIANTS}
+    )
+    unknown = chosen - {v[0] for v in VARIANTS}
+    if unknown:
+        parser.error(f"no workload {', '.join(sorted(unknown))} (there are W1 to W6)")
+    available = {"postgres": _answers("127.0.0.1", 5432), "redis": _answers("127.0.0.1", 6379), None: True}
+
+    started = time.monotonic()
+    results: dict = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "quick": args.quick,
+        "workloads": {},
+        "skipped": {},
+    }
+    for workload, variant, needs, tasks in VARIANTS:
+        if workload not in chosen:
+            continue
+        if not available[needs]:
+            results["skipped"][f"{workload}.{variant}"] = f"needs {needs}, which does not answer"
+            continue
+        print(f"{workload} {variant} …", file=sys.stderr, flush=True)
+        results["workloads"].setdefault(workload, {})[variant] = _run_variant(
+            workload, variant, needs, tasks, args.quick
+        )
+    if not args.no_peers:
+        from bench.peers import measure_peers
+
+        print("peers …", file=sys.stderr, flush=True)
+        results["peers"] = measure_peers(chosen, quick=args.quick)
+    results["seconds"] = round(time.monotonic() - started, 1)
+
+    path = args.json or ROOT / "bench" / "results" / f"{datetime.date.today().isoformat()}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print_table(results)
+    print(f"\nwritten to {path} ({results['seconds']} s)")
+    failed = [
+        f"{w}.{v}"
+        for w, variants in results["workloads"].items()
+        for v, f in variants.items()
+        if "error" in f
+    ]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

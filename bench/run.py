@@ -1,0 +1,27 @@
+"""One workload in one variant, in this process: set Django up on the database the environment
+names, migrate it, run the workload, print its figures as JSON on the last line.
+
+    python -m bench.run W1 sqlite [--quick]
+"""
+
+import json
+import sys
+
+
+def main(argv: list[str]) -> int:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from bench.workloads import WORKLOADS
+
+    workload, variant, *options = argv
+    call_command("migrate", verbosity=0, interactive=False)
+    figures = WORKLOADS[workload, variant](quick="--quick" in options)
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

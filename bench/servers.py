@@ -1,0 +1,95 @@
+"""Processes a workload starts: a daphne web process and db_worker workers, on the benchmark's
+database (they inherit this process's environment)."""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Daphne:
+    def __init__(self, **environment: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._env = os.environ | environment
+
+    def __enter__(self) -> "Daphne":
+        self._log = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "kindgi_site.asgi:application",
+            ],
+            cwd=ROOT,
+            env=self._env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.url}/healthz", timeout=1)
+                return self
+            except httpx.HTTPError:
+                if self._process.poll() is not None:
+                    self._log.seek(0)
+                    raise RuntimeError(f"daphne exited: {self._log.read().decode()[-2000:]}") from None
+                time.sleep(0.1)
+        raise RuntimeError("daphne did not start within 30 seconds")
+
+    def __exit__(self, *exc) -> None:
+        self._process.terminate()
+        self._process.wait(timeout=10)
+        self._log.close()
+
+
+class Workers:
+    """``count`` db_worker processes polling the database queue."""
+
+    def __init__(self, count: int):
+        self.count = count
+
+    def __enter__(self) -> "Workers":
+        command = [
+            sys.executable,
+            "manage.py",
+            "db_worker",
+            "--no-reload",
+            "--no-startup-delay",
+            "--interval",
+            "0.02",
+            "--verbosity",
+            "0",
+        ]
+        self._processes = [
+            subprocess.Popen(
+                command, cwd=ROOT, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            for _ in range(self.count)
+        ]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            process.wait(timeout=30)

@@ -1,0 +1,397 @@
+"""The workloads, each run inside a process already set up for its variant (bench.run).
+
+Each returns {figure: {median, min, max}}; every figure is the median of at least five
+repetitions. ``quick`` shrinks the repetitions' size, never their number.
+"""
+
+import time
+from collections.abc import Callable
+
+from bench.counting import counting
+from bench.servers import Daphne
+from bench.stats import percentile, summary
+
+REPETITIONS = 5
+
+
+def _tenant():
+    from tenants.models import Tenant
+
+    tenant, _ = Tenant.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
+    return tenant
+
+
+def _reviewer(username: str = "bench-reviewer", *, tenant_admin: bool = False):
+    from django.contrib.auth import get_user_model
+
+    from approvals.models import Reviewer
+    from tenants.models import Membership
+
+    user, created = get_user_model().objects.get_or_create(username=username)
+    if created:
+        Membership.objects.create(user=user, tenant=_tenant(), is_tenant_admin=tenant_admin)
+        Reviewer.objects.create(user=user, tenant=_tenant(), role="admin", display_name="Bench")
+    return user
+
+
+def _timed(work: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = work()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def _turn(agent_id: str, message: str):
+    from runs.actions import check_start_run
+
+    return check_start_run(tenant=_tenant(), agent_id=agent_id, input={"userMessage": message})
+
+
+# W1 ─ sequential calls ──────────────────────────────────────────────────────────────────────
+
+
+def _per_call(calls: int) -> tuple[float, float, float]:
+    with counting() as counts:
+        elapsed, run = _timed(lambda: _turn("bench.sequential", str(calls)))
+    assert run.status == "completed", run.failure_message
+    return elapsed / calls, counts.statements / calls, counts.commits / calls
+
+
+def sequential_calls(quick: bool) -> dict:
+    _per_call(5)  # warm up: imports, caches, the first connection
+    measured = [_per_call(50) for _ in range(REPETITIONS)]
+    figures = {
+        "per_call_ms": summary([m[0] for m in measured]),
+        "statements_per_call": summary([m[1] for m in measured]),
+        "commits_per_call": summary([m[2] for m in measured]),
+    }
+    small = [_per_call(10)[0] for _ in range(REPETITIONS)]
+    large_calls = 100 if quick else 500
+    large = [_per_call(large_calls)[0] for _ in range(REPETITIONS)]
+    figures["per_call_ms_at_10"] = summary(small)
+    figures[f"per_call_ms_at_{large_calls}"] = summary(large)
+    # How much dearer a call is in a long turn than in a short one (1.0: flat).
+    figures["growth_from_10"] = summary([b / a for a, b in zip(sorted(small), sorted(large), strict=True)])
+    return figures
+
+
+# W2 ─ concurrent reads, lone writes ────────────────────────────────────────────────────────
+
+
+def concurrent_calls(quick: bool) -> dict:
+    def step(tool_id: str) -> float:
+        elapsed, run = _timed(lambda: _turn("bench.fan-out", f"{tool_id} 8"))
+        assert run.status == "completed", run.failure_message
+        return elapsed
+
+    step("bench.sleep-read")  # warm up
+    reads = [step("bench.sleep-read") for _ in range(REPETITIONS)]
+    writes = [step("bench.sleep-write") for _ in range(REPETITIONS)]
+    return {
+        "reads_step_ms": summary(reads),
+        "writes_step_ms": summary(writes),
+        "writes_over_reads": summary([w / r for w, r in zip(writes, reads, strict=True)]),
+    }
+
+
+# W3 ─ the approval cycle ────────────────────────────────────────────────────────────────────
+
+
+def _pending_approval(run_id) -> str:
+    from approvals.models import Approval
+
+    return str(Approval.objects.values_list("pk", flat=True).get(run_id=run_id, status="pending"))
+
+
+def _cycles(count: int, start: Callable[[], str], decide: Callable[[str], None]) -> tuple[list, list]:
+    """Time ``start`` (a run up to its approval: returns the run's id) and ``decide`` (the
+    approval, until the run completes); finding the approval between them is not timed."""
+    suspend, resume = [], []
+    for _ in range(count):
+        elapsed, run_id = _timed(start)
+        suspend.append(elapsed)
+        approval_id = _pending_approval(run_id)
+        resume.append(_timed(lambda approval_id=approval_id: decide(approval_id))[0])
+    return suspend, resume
+
+
+def _cycle_figures(repetitions: list[tuple[list, list]]) -> dict:
+    figures = {}
+    for name, index in (("suspend", 0), ("resume", 1)):
+        figures[f"{name}_p50_ms"] = summary([percentile(rep[index], 0.5) for rep in repetitions])
+        figures[f"{name}_p95_ms"] = summary([percentile(rep[index], 0.95) for rep in repetitions])
+    return figures
+
+
+def approval_cycle_services(quick: bool) -> dict:
+    from approvals.actions import check_complete_approval
+
+    ada = _reviewer()
+
+    def start() -> str:
+        run = _turn("acme-ops.status-agent", "All systems go.")
+        assert run.status == "suspended"
+        return run.pk
+
+    def decide(approval_id: str) -> None:
+        check_complete_approval(approval_id=approval_id, acting_user=ada, decision="approve")
+
+    cycles = 10 if quick else 40
+    _cycles(3, start, decide)
+    return _cycle_figures([_cycles(cycles, start, decide) for _ in range(REPETITIONS)])
+
+
+def approval_cycle_http(quick: bool) -> dict:
+    import httpx
+
+    from tenants.tokens import do_create_token
+
+    token = do_create_token(user=_reviewer())[1]
+    with (
+        Daphne() as server,
+        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as http,
+    ):
+
+        def start() -> str:
+            body = {"agentId": "acme-ops.status-agent", "input": {"userMessage": "All systems go."}}
+            run = http.post("/api/v1/runs", json=body).json()
+            assert run["status"] == "suspended", run
+            return run["id"]
+
+        def decide(approval_id: str) -> None:
+            response = http.post(f"/api/v1/approvals/{approval_id}/complete", json={"decision": "approve"})
+            assert response.status_code == 200, response.text
+
+        cycles = 10 if quick else 40
+        _cycles(3, start, decide)
+        return _cycle_figures([_cycles(cycles, start, decide) for _ in range(REPETITIONS)])
+
+
+# W4 ─ the queue at scale ────────────────────────────────────────────────────────────────────
+
+
+def _pending_approvals(total: int) -> None:
+    """Bring the tenant's pending approvals up to ``total``, across 50 agents, written in bulk
+    (what matters here is reading them back)."""
+    from approvals.models import Approval
+    from runs.models import Run
+
+    tenant = _tenant()
+    have = Approval.objects.filter(tenant=tenant, status="pending").count()
+    for start in range(have, total, 1000):
+        batch = range(start, min(start + 1000, total))
+        runs = Run.objects.bulk_create(
+            Run(
+                tenant=tenant,
+                flow_key="agent.turn",
+                flow_version="1.1.0",
+                agent_key=f"bench.agent-{n % 50}",
+                agent_version="1.0.0",
+                status="suspended",
+                input={"userMessage": f"message {n}"},
+            )
+            for n in batch
+        )
+        Approval.objects.bulk_create(
+            Approval(
+                tenant=tenant,
+                run=run,
+                call_id=f"call-{n}",
+                tool_key="acme-ops.post-update",
+                tool_version="0.1.0",
+                agent_key=run.agent_key,
+                agent_version="1.0.0",
+                arguments={"message": f"update {n}"},
+                required_role="standard",
+                gate={"gate": "ask", "reason": "bench"},
+            )
+            for n, run in zip(batch, runs, strict=True)
+        )
+
+
+def _page_timings(client, path: str, requests: int) -> tuple[list[float], int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    timings = []
+    for _ in range(requests):
+        with CaptureQueriesContext(connection) as queries:
+            elapsed, response = _timed(lambda: client.get(path))
+        assert response.status_code == 200, response.status_code
+        timings.append(elapsed)
+    return timings, len(queries.captured_queries)
+
+
+def queue_at_scale(quick: bool) -> dict:
+    from django.test import Client
+
+    from tenants.tokens import do_create_token
+
+    ada = _reviewer()
+    api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {do_create_token(user=ada)[1]}")
+    console = Client(HTTP_HOST="127.0.0.1")
+    console.force_login(ada)
+    pages = {"api": (api, "/api/v1/approvals?status=pending"), "console": (console, "/console/queue/")}
+    requests = 10 if quick else 20
+    figures = {}
+    for total in (100, 10_000):
+        _pending_approvals(total)
+        for name, (client, path) in pages.items():
+            _page_timings(client, path, 3)  # warm up
+            repetitions = [_page_timings(client, path, requests) for _ in range(REPETITIONS)]
+            figures[f"{name}_p50_ms_at_{total}"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
+            figures[f"{name}_p95_ms_at_{total}"] = summary([percentile(rep[0], 0.95) for rep in repetitions])
+            figures[f"{name}_queries_at_{total}"] = summary([rep[1] for rep in repetitions])
+    for name in pages:
+        grown = figures[f"{name}_queries_at_10000"]["median"] - figures[f"{name}_queries_at_100"]["median"]
+        figures[f"{name}_query_growth"] = summary([grown] * REPETITIONS)
+    return figures
+
+
+# W5 ─ live fan-out ──────────────────────────────────────────────────────────────────────────
+
+
+class _Listeners:
+    """``count`` WebSocket clients of /ws/approvals/ on their own event loop, noting when each
+    hears of each decision (time.monotonic, comparable across this machine's processes)."""
+
+    def __init__(self, url: str, token: str, count: int):
+        import asyncio
+        import threading
+
+        self.url, self.token, self.count = url, token, count
+        self.heard: dict[str, list[float]] = {}
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> "_Listeners":
+        import asyncio
+
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self._open(), self.loop).result(timeout=60)
+        return self
+
+    async def _open(self) -> None:
+        import asyncio
+
+        from websockets.asyncio.client import connect
+
+        socket_url = self.url.replace("http://", "ws://") + "/ws/approvals/"
+        headers = {"Authorization": f"Bearer {self.token}"}
+        self.sockets = [
+            await connect(socket_url, additional_headers=headers, origin=self.url) for _ in range(self.count)
+        ]
+        self.readers = [asyncio.create_task(self._read(socket)) for socket in self.sockets]
+
+    async def _read(self, socket) -> None:
+        import json
+
+        async for message in socket:
+            now = time.monotonic()
+            event = json.loads(message)
+            if event["type"] == "approval.decided":
+                self.heard.setdefault(event["approval"]["id"], []).append(now)
+
+    def wait_for(self, approval_id: str, seconds: float = 10) -> list[float]:
+        deadline = time.monotonic() + seconds
+        while len(self.heard.get(approval_id, [])) < self.count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{len(self.heard.get(approval_id, []))} of {self.count} clients heard")
+            time.sleep(0.002)
+        return self.heard[approval_id]
+
+    def __exit__(self, *exc) -> None:
+        import asyncio
+
+        async def close():
+            for socket in self.sockets:
+                await socket.close()
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(timeout=60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def live_fan_out(quick: bool) -> dict:
+    """Decisions made in this process (their commit timed exactly), heard by clients of a
+    daphne process through the Redis channel layer."""
+    from django.db import connection
+
+    from approvals.actions import check_complete_approval
+    from tenants.tokens import do_create_token
+
+    ada = _reviewer()
+    clients = 50 if quick else 200
+    decisions = 4 if quick else 10
+    commits: list[float] = []
+    original_commit = connection._commit
+
+    def timed_commit():
+        result = original_commit()
+        commits.append(time.monotonic())
+        return result
+
+    repetitions = []
+    with Daphne() as server, _Listeners(server.url, do_create_token(user=ada)[1], clients) as listeners:
+        for _ in range(REPETITIONS):
+            latencies = []
+            for _ in range(decisions):
+                approval_id = _pending_approval(_turn("acme-ops.status-agent", "Fan it out.").pk)
+                commits.clear()
+                connection._commit = timed_commit
+                try:
+                    check_complete_approval(approval_id=approval_id, acting_user=ada, decision="approve")
+                finally:
+                    connection._commit = original_commit
+                committed = commits[0]
+                latencies += [(heard - committed) * 1000 for heard in listeners.wait_for(approval_id)]
+            repetitions.append(latencies)
+    return {
+        "clients": summary([clients] * REPETITIONS),
+        "p50_ms": summary([percentile(rep, 0.5) for rep in repetitions]),
+        "p95_ms": summary([percentile(rep, 0.95) for rep in repetitions]),
+        "max_ms": summary([max(rep) for rep in repetitions]),
+    }
+
+
+# W6 ─ throughput with workers ───────────────────────────────────────────────────────────────
+
+
+def _throughput(workers: int, runs: int) -> float:
+    from django.db import transaction
+
+    from bench.servers import Workers
+    from runs.models import Run
+
+    with Workers(workers):
+        time.sleep(2)  # the workers are up and polling
+        started = time.perf_counter()
+        with transaction.atomic():
+            ids = [_turn("bench.sequential", "3").pk for _ in range(runs)]
+        while Run.objects.filter(pk__in=ids, status="completed").count() < runs:
+            if time.perf_counter() - started > 120:
+                raise RuntimeError("the workers did not finish within two minutes")
+            time.sleep(0.01)
+        return runs / (time.perf_counter() - started)
+
+
+def throughput(quick: bool) -> dict:
+    runs = 20 if quick else 60
+    one = [_throughput(1, runs) for _ in range(REPETITIONS)]
+    two = [_throughput(2, runs) for _ in range(REPETITIONS)]
+    return {
+        "runs_per_s_1_worker": summary(one),
+        "runs_per_s_2_workers": summary(two),
+        "speedup": summary([b / a for a, b in zip(one, two, strict=True)]),
+    }
+
+
+# Which function measures each (workload, variant); bench.__main__ says what each variant needs.
+WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
+    ("W1", "sqlite"): sequential_calls,
+    ("W1", "postgres"): sequential_calls,
+    ("W2", "sqlite"): concurrent_calls,
+    ("W3", "services"): approval_cycle_services,
+    ("W3", "http"): approval_cycle_http,
+    ("W4", "sqlite"): queue_at_scale,
+    ("W5", "redis"): live_fan_out,
+    ("W6", "postgres"): throughput,
+}

@@ -5,6 +5,7 @@ import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -78,8 +79,9 @@ class ToolDefinition:
             return ()
         return tuple(effect for effect in self.effects if effect.is_mutating)
 
-    @property
+    @cached_property
     def input_schema(self) -> dict[str, Any]:
+        # Built once: the model sees it at every step. Treat it as read-only.
         return self.input_model.model_json_schema()
 
     @property

@@ -93,7 +93,16 @@ DATABASES = {
         "NAME": ENV.text("KINDGI_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
         # Writers take the lock when their transaction begins and wait their turn for it,
         # so concurrent requests and tool threads queue instead of failing with "locked".
-        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+        # Write-ahead logging: readers (the console) never wait for the engine's writes, and a
+        # commit appends to the log. With synchronous=NORMAL a commit survives the process
+        # dying at any point; one made in the instant before a power cut may be lost (FULL
+        # syncs at every commit: KINDGI_SQLITE_SYNCHRONOUS=FULL).
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous="
+            + ENV.choice("KINDGI_SQLITE_SYNCHRONOUS", "NORMAL", ("NORMAL", "FULL")),
+        },
         # A file, not shared memory: tests then lock and wait as the server does.
         "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
     }

@@ -55,30 +55,36 @@ def append_entry(run: Run, entry: Entry) -> JournalEntry:
 
     Precondition: ``run`` was locked with select_for_update in this transaction, so
     ``last_sequence`` is ours to bump."""
-    run.last_sequence += 1
-    written = JournalEntry.objects.create(
-        run=run,
-        sequence=run.last_sequence,
-        kind=entry.kind,
-        node_id=entry.node_id,
-        duration_ms=entry.duration_ms,
-        payload=scrub_secrets(entry.payload or {}),
-    )
-    # Published after commit with the run as it stands then, so the event's status is final.
-    transaction.on_commit(lambda: publish_now(run, written))
+    return _append_all(run, [entry])[0]
+
+
+def _append_all(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
+    """Append entries in one statement; publish them together once the transaction commits."""
+    written = []
+    for entry in entries:
+        run.last_sequence += 1
+        written.append(
+            JournalEntry(
+                run=run,
+                sequence=run.last_sequence,
+                kind=entry.kind,
+                node_id=entry.node_id,
+                duration_ms=entry.duration_ms,
+                payload=scrub_secrets(entry.payload or {}),
+            )
+        )
+    if written:
+        JournalEntry.objects.bulk_create(written)
+        # Published after commit with the run as it stands then, so the events' status is final.
+        transaction.on_commit(lambda: publish_now(run, written))
     return written
 
 
-def publish_now(run: Run, entry: JournalEntry) -> None:
+def publish_now(run: Run, entries: list[JournalEntry]) -> None:
     from runs.events import entry_event, run_group, send_to_groups
 
     groups = [run_group(run.pk)] + ([run_group(run.parent_id)] if run.parent_id else [])
-    send_to_groups(groups, entry_event(run, entry))
-
-
-def _append_all(run: Run, entries: Iterable[Entry]) -> None:
-    for entry in entries:
-        append_entry(run, entry)
+    send_to_groups(groups, lambda: [entry_event(run, entry) for entry in entries])
 
 
 def _input_errors(error: ValidationError) -> list[str]:
@@ -280,26 +286,46 @@ def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
 
 
 def _locked_claimed(run_id: UUID, token: str) -> Run:
-    run = Run.objects.select_for_update().get(pk=run_id)
+    """The run, locked, if this executor still holds it. Its conversation, input and output are
+    left unread (and so unwritten by ``save``) unless the caller sets them."""
+    run = Run.objects.select_for_update().defer("messages", "input", "output").get(pk=run_id)
     if run.status != RunStatus.RUNNING or run.claim_token != token:
         raise LostClaimError(f"run {run_id} is {run.status} and no longer held by this executor")
     return run
 
 
 @transaction.atomic(durable=True)
-def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: list | None = None) -> Run:
-    """Record steps of a run the caller holds, and renew the claim."""
-    run = _locked_claimed(run_id, token)
+def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: list | None = None) -> None:
+    """Record steps of a run the caller holds, and renew the claim.
+
+    The engine's most frequent write (twice per tool call), so it reads and writes only the
+    columns it needs: the lock and claim, the journal's sequence, and the conversation if given."""
+    row = (
+        Run.objects.select_for_update()
+        .filter(pk=run_id)
+        .values_list("status", "claim_token", "last_sequence", "parent_id")
+        .first()
+    )
+    if row is None or row[0] != RunStatus.RUNNING or row[1] != token:
+        raise LostClaimError(f"run {run_id} is no longer held by this executor")
+    run = Run(id=run_id, status=row[0], last_sequence=row[2], parent_id=row[3])
     _append_all(run, entries)
+    now = timezone.now()
+    changes = {"last_sequence": run.last_sequence, "claim_expires_at": now + _lease(), "updated_at": now}
     if messages is not None:
-        run.messages = scrub_secrets(messages)
-    run.claim_expires_at = timezone.now() + _lease()
-    run.save()
-    return run
+        changes["messages"] = scrub_secrets(messages)
+    Run.objects.filter(pk=run_id).update(**changes)
 
 
 @transaction.atomic(durable=True)
-def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterable[Entry] = ()) -> Run:
+def do_finish_run(
+    run_id: UUID,
+    *,
+    token: str,
+    outcome: Outcome,
+    entries: Iterable[Entry] = (),
+    messages: list | None = None,
+) -> Run:
     """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
 
     Locks a parent before its child, always, so that a child finishing and its parent
@@ -309,6 +335,8 @@ def do_finish_run(run_id: UUID, *, token: str, outcome: Outcome, entries: Iterab
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
     _append_all(run, entries)
+    if messages is not None:
+        run.messages = scrub_secrets(messages)
     now = timezone.now()
     match outcome:
         case Completed(output=output):

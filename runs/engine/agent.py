@@ -97,6 +97,11 @@ class AgentTurnExecution:
         self.resolutions: dict[str, Mapping[str, Any]] = {}  # callId → a person's decision
         self.recoveries: dict[str, Mapping[str, Any]] = {}  # callId → whether to repeat an interrupted call
         self.approved_earlier = conversation_approvals(run)
+        # What the next record writes too: a model's reply is made durable with the calls it
+        # asks for (or with the run's end), so a step costs one commit, not two. A reply lost
+        # to a crash before then is asked for again; no tool has run on it.
+        self._unrecorded: list[Entry] = []
+        self._messages_unsaved = False
         for entry in run.journal.all():
             payload = entry.payload
             if entry.kind == JournalKind.TOOL_CALLED:
@@ -121,22 +126,33 @@ class AgentTurnExecution:
         return tool_message(call_id=call_id, tool_id=tool_id, result=result, outside_data=outside)
 
     def _record(self, *entries: Entry, messages: list | None = None) -> None:
+        entries = (*self._unrecorded, *entries)
+        if messages is None and self._messages_unsaved:
+            messages = self.messages
+        self._unrecorded, self._messages_unsaved = [], False
         actions.do_record(self.run.pk, token=self.token, entries=entries, messages=messages)
+
+    def unrecorded(self) -> tuple[list[Entry], list | None]:
+        """What the run's end must write with it: entries and the conversation not yet written."""
+        entries, messages = self._unrecorded, (self.messages if self._messages_unsaved else None)
+        self._unrecorded, self._messages_unsaved = [], False
+        return entries, messages
 
     # The loop
 
     def execute(self) -> Outcome:
         if not self.messages:
             self.messages = [*conversation_history(self.run), user_message(self.run.input["userMessage"])]
-            self._record(messages=self.messages)
+            self._messages_unsaved = True
         while True:
             pending = pending_tool_calls(self.messages)
             if pending:
                 step = self._run_calls(pending)
                 if not isinstance(step, list):
                     return step
+                # The results are in the journal already; the conversation is written next time.
                 self.messages.extend(step)
-                self._record(messages=self.messages)
+                self._messages_unsaved = True
                 continue
             last = self.messages[-1]
             if last["role"] == "assistant":
@@ -198,7 +214,8 @@ class AgentTurnExecution:
             used_ids.add(call_id)
             calls.append({"id": call_id, "toolId": call.tool_id, "arguments": call.arguments})
         self.messages.append(assistant_message(reply.text, calls))
-        self._record(
+        self._messages_unsaved = True
+        self._unrecorded.append(
             _model_called(
                 model.model_name,
                 step,
@@ -207,8 +224,7 @@ class AgentTurnExecution:
                 text=reply.text,
                 toolCalls=calls,
                 usage=reply.usage.to_dict(),
-            ),
-            messages=self.messages,
+            )
         )
         return None
 

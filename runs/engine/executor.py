@@ -52,7 +52,10 @@ def _execute(run_id: UUID) -> None:
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:
             outcome = execution.execute()
-        finished = actions.do_finish_run(run_id, token=token, outcome=outcome)
+        entries, messages = execution.unrecorded() if execution is not None else ([], None)
+        finished = actions.do_finish_run(
+            run_id, token=token, outcome=outcome, entries=entries, messages=messages
+        )
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.
         logger.info("run %s: stopped here, its claim was lost", run_id)

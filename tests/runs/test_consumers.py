@@ -161,8 +161,9 @@ def test_entries_are_published_only_after_their_transaction_commits():
             run.save()
             assert send.call_count == 0  # written, not yet committed: not yet told
         assert send.call_count == 1
-        groups, event = send.call_args.args
+        groups, make_events = send.call_args.args
         assert groups == [f"run.{flow.pk}"]
+        [event] = make_events()
         assert (event["entry"]["sequence"], event["entry"]["kind"]) == (4, "tool.completed")
 
         def append_then_fail():

@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format install install-dev fuzz
+.PHONY: run test lint format install install-dev fuzz bench
 
 # The first interpreter on PATH that is Python 3.12 or newer makes the virtualenv.
 $(PY):
@@ -62,3 +62,12 @@ test: lint
 # The API fuzzed against its schema and the bad-input properties, 25 times longer than in `make test`.
 fuzz: install-dev
 	KINDGI_FUZZ_SCALE=25 $(VENV)/bin/pytest tests/api/test_fuzz.py tests/properties
+
+# The benchmarks (never part of `make test`): every workload, the peers beside them, a table,
+# and bench/results/<date>.json. PostgreSQL and Redis parts run when those answer.
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	@touch $@
+
+bench: $(VENV)/.installed-bench
+	$(PY) -m bench

@@ -1,12 +1,13 @@
 """Approval events, told after commit to the tenant's webhook and to its open consoles and clients."""
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from functools import cache
+
 from django.db import transaction
 
 from approvals.models import Approval, Decision
 from approvals.webhooks import record_event
 from approvals.wire import approval_json, decision_json
+from runs.events import send_to_groups
 
 CREATED = "approval.created"
 DECIDED = "approval.decided"
@@ -19,19 +20,21 @@ def approvals_group(tenant_id) -> str:
 
 
 def announce(approval: Approval, event: str, decision: Decision | None = None) -> None:
-    """Call inside the transaction that changed ``approval``."""
-    data = {"approval": approval_json(approval)}
-    if decision is not None:
-        data["decision"] = decision_json(decision)
+    """Call inside the transaction that changed ``approval``, after changing it.
+
+    The event's JSON is made only if someone will receive it: a webhook, or a listener."""
+
+    @cache
+    def data() -> dict:
+        made = {"approval": approval_json(approval)}
+        if decision is not None:
+            made["decision"] = decision_json(decision)
+        return made
+
     if event in (CREATED, DECIDED, EXPIRED):
         # The webhook's contract is created and decided; an expiry is a decision nobody made.
         record_event(approval.tenant_id, CREATED if event == CREATED else DECIDED, data)
-    message = {"type": "approval.event", "event": event, **data}
     group = approvals_group(approval.tenant_id)
-
-    def send():
-        layer = get_channel_layer()
-        if layer is not None:
-            async_to_sync(layer.group_send)(group, message)
-
-    transaction.on_commit(send)
+    transaction.on_commit(
+        lambda: send_to_groups([group], lambda: [{"type": "approval.event", "event": event, **data()}])
+    )

@@ -13,6 +13,7 @@ import hmac
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 from uuid import UUID
@@ -32,13 +33,14 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def record_event(tenant_id, event: str, data: dict[str, Any]) -> None:
-    """Queue ``event`` for the tenant's webhook, if it has one. Call inside the change's transaction."""
+def record_event(tenant_id, event: str, data: Callable[[], dict[str, Any]]) -> None:
+    """Queue ``event`` for the tenant's webhook, if it has one (only then is ``data()`` made).
+    Call inside the change's transaction."""
     webhook = Webhook.objects.filter(tenant_id=tenant_id, enabled=True).first()
     if webhook is None:
         return
     delivery = WebhookDelivery.objects.create(
-        webhook=webhook, event=event, payload=data, next_attempt_at=timezone.now()
+        webhook=webhook, event=event, payload=data(), next_attempt_at=timezone.now()
     )
     from approvals.tasks import deliver_webhook
 

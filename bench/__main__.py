@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.report import print_table
+from bench.report import print_table, side_by_side, verdicts
 from bench.servers import ROOT
 
 POSTGRES = os.environ.get("KINDGI_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
@@ -31,7 +31,8 @@ REDIS = os.environ.get("KINDGI_BENCH_REDIS", "redis://127.0.0.1:6379/9")
 VARIANTS = [
     ("W1", "sqlite", None, "immediate"),
     ("W1", "postgres", "postgres", "immediate"),
-    ("W2", "sqlite", None, "immediate"),
+    ("W2", "reads", None, "immediate"),
+    ("W2", "writes", None, "immediate"),
     ("W3", "services", None, "immediate"),
     ("W3", "http", None, "immediate"),
     ("W4", "sqlite", None, "immediate"),
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print("peers …", file=sys.stderr, flush=True)
         results["peers"] = measure_peers(chosen, quick=args.quick)
+    results["targets"] = verdicts(results)
+    results["side_by_side"] = side_by_side(results)
     results["seconds"] = round(time.monotonic() - started, 1)
 
     path = args.json or ROOT / "bench" / "results" / f"{datetime.date.today().isoformat()}.json"

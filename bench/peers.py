@@ -5,7 +5,7 @@ installed (pip install -e '.[bench]')."""
 import asyncio
 import time
 
-from bench.stats import summary
+from bench.stats import percentile, summary
 
 REPETITIONS = 5
 
@@ -32,6 +32,7 @@ def _pydantic_ai(chosen: set[str]) -> dict:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.usage import UsageLimits
 
     figures = {}
 
@@ -51,11 +52,12 @@ def _pydantic_ai(chosen: set[str]) -> dict:
         def noop(step: int) -> dict:
             return {"ok": True, "step": step}
 
-        agent.run_sync("go")
+        unlimited = UsageLimits(request_limit=None)
+        agent.run_sync("go", usage_limits=unlimited)
         per_call = []
         for _ in range(REPETITIONS):
             started = time.perf_counter()
-            agent.run_sync("go")
+            agent.run_sync("go", usage_limits=unlimited)
             per_call.append((time.perf_counter() - started) * 1000 / 50)
         figures["W1.per_call_ms_in_memory"] = summary(per_call)
 
@@ -81,8 +83,160 @@ def _pydantic_ai(chosen: set[str]) -> dict:
             parallel.run_sync("go")
             steps.append((time.perf_counter() - started) * 1000)
         figures["W2.reads_step_ms"] = summary(steps)
+
+    if "W3" in chosen:
+        from pydantic_ai import DeferredToolRequests, DeferredToolResults
+
+        def post_then_answer(messages, info):
+            if any(part.part_kind == "tool-return" for m in messages for part in m.parts):
+                return ModelResponse(parts=[TextPart("posted")])
+            return ModelResponse(parts=[ToolCallPart("post_update", {"message": "All systems go."}, "p1")])
+
+        gated = Agent(FunctionModel(post_then_answer), output_type=[str, DeferredToolRequests])
+
+        @gated.tool_plain(requires_approval=True)
+        def post_update(message: str) -> dict:
+            return {"posted": True}
+
+        repetitions = []
+        for _ in range(REPETITIONS):
+            suspend, resume = [], []
+            for _ in range(40):
+                started = time.perf_counter()
+                waiting = gated.run_sync("Post it.")
+                suspend.append((time.perf_counter() - started) * 1000)
+                assert isinstance(waiting.output, DeferredToolRequests)
+                started = time.perf_counter()
+                done = gated.run_sync(
+                    message_history=waiting.all_messages(),
+                    deferred_tool_results=DeferredToolResults(approvals={"p1": True}),
+                )
+                resume.append((time.perf_counter() - started) * 1000)
+                assert done.output == "posted"
+            repetitions.append((suspend, resume))
+        figures["W3.suspend_p50_ms_in_memory"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
+        figures["W3.resume_p50_ms_in_memory"] = summary([percentile(rep[1], 0.5) for rep in repetitions])
     return figures
 
 
 def _langgraph(chosen: set[str]) -> dict:
-    raise NotImplementedError("the LangGraph comparison is not written yet")
+    """A graph that does what Kindgi's turn does: a model node that asks for a call, a tool node
+    that makes it. Durable: the SQLite checkpointer, writing every step before going on."""
+    import operator
+    import sqlite3
+    import tempfile
+    import uuid
+    from pathlib import Path
+    from typing import Annotated, TypedDict
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, Send, interrupt
+
+    figures = {}
+    folder = tempfile.TemporaryDirectory(prefix="kindgi-bench-langgraph-")
+    connection = sqlite3.connect(Path(folder.name) / "checkpoints.sqlite3", check_same_thread=False)
+    saver = SqliteSaver(connection)
+
+    def thread() -> dict:
+        return {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": 10_000}
+
+    class Turn(TypedDict):
+        wanted: int
+        done: int
+        # The conversation, as Kindgi keeps it: each call and each result a message.
+        messages: Annotated[list[dict], operator.add]
+
+    def model(state: Turn) -> dict:
+        if state["done"] >= state["wanted"]:
+            return {"messages": [{"role": "assistant", "content": "done"}]}
+        call = {"id": f"c{state['done']}", "toolId": "noop", "arguments": {"step": state["done"]}}
+        return {"messages": [{"role": "assistant", "content": "", "toolCalls": [call]}]}
+
+    def noop(state: Turn) -> dict:
+        call = state["messages"][-1]["toolCalls"][0]
+        result = {"ok": True, "step": call["arguments"]["step"]}
+        return {
+            "done": state["done"] + 1,
+            "messages": [{"role": "tool", "callId": call["id"], "content": result}],
+        }
+
+    def route(state: Turn) -> str:
+        return "tool" if state["done"] < state["wanted"] else END
+
+    builder = StateGraph(Turn)
+    builder.add_node("model", model)
+    builder.add_node("tool", noop)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", route, ["tool", END])
+    builder.add_edge("tool", "model")
+
+    if "W1" in chosen:
+        for name, graph, options in (
+            ("W1.per_call_ms_sqlite_sync", builder.compile(checkpointer=saver), {"durability": "sync"}),
+            ("W1.per_call_ms_no_persistence", builder.compile(), {}),
+        ):
+            graph.invoke({"wanted": 5, "done": 0, "messages": []}, thread(), **options)
+            per_call = []
+            for _ in range(REPETITIONS):
+                started = time.perf_counter()
+                graph.invoke({"wanted": 50, "done": 0, "messages": []}, thread(), **options)
+                per_call.append((time.perf_counter() - started) * 1000 / 50)
+            figures[name] = summary(per_call)
+
+    if "W2" in chosen:
+
+        class FanOut(TypedDict):
+            slept: Annotated[list[int], operator.add]
+
+        def sleep_read(call: dict) -> dict:
+            time.sleep(0.1)
+            return {"slept": [100]}
+
+        fan = StateGraph(FanOut)
+        fan.add_node("model", lambda state: {})
+        fan.add_node("sleep_read", sleep_read)
+        fan.add_edge(START, "model")
+        fan.add_conditional_edges(
+            "model", lambda state: [Send("sleep_read", {}) for _ in range(8)], ["sleep_read"]
+        )
+        fan.add_edge("sleep_read", END)
+        graph = fan.compile()
+        steps = []
+        for _ in range(REPETITIONS):
+            started = time.perf_counter()
+            graph.invoke({"slept": []}, thread())
+            steps.append((time.perf_counter() - started) * 1000)
+        figures["W2.reads_step_ms"] = summary(steps)
+
+    if "W3" in chosen:
+
+        class Gate(TypedDict):
+            posted: bool
+
+        def ask(state: Gate) -> dict:
+            interrupt({"tool": "post-update", "arguments": {"message": "All systems go."}})
+            return {"posted": True}
+
+        gated = StateGraph(Gate)
+        gated.add_node("ask", ask)
+        gated.add_edge(START, "ask")
+        gated.add_edge("ask", END)
+        graph = gated.compile(checkpointer=saver)
+        repetitions = []
+        for _ in range(REPETITIONS):
+            suspend, resume = [], []
+            for _ in range(40):
+                config = thread()
+                started = time.perf_counter()
+                graph.invoke({"posted": False}, config, durability="sync")
+                suspend.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                graph.invoke(Command(resume=True), config, durability="sync")
+                resume.append((time.perf_counter() - started) * 1000)
+            repetitions.append((suspend, resume))
+        figures["W3.suspend_p50_ms_sqlite"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
+        figures["W3.resume_p50_ms_sqlite"] = summary([percentile(rep[1], 0.5) for rep in repetitions])
+    connection.close()
+    folder.cleanup()
+    return figures

@@ -281,7 +281,17 @@ def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
     run.claim_token = token
     run.claim_expires_at = now + _lease()
     run.started_at = run.started_at or now
-    run.save()
+    # Only what changed: the conversation and input are not written back.
+    run.save(
+        update_fields=[
+            "status",
+            "claim_token",
+            "claim_expires_at",
+            "started_at",
+            "last_sequence",
+            "updated_at",
+        ]
+    )
     return run
 
 

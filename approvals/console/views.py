@@ -73,7 +73,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         {"approval": a, "tool": tools.get((a.tool_key, a.tool_version)), "decidable": _decidable(reviewer, a)}
         for a in page
     ]
-    pending = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING)
+    # No ordering: with one, DISTINCT would count the ordering column too, and return every row.
+    pending = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING).order_by()
     context = {
         "page": page,
         "rows": rows,

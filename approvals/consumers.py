@@ -29,12 +29,8 @@ class ApprovalsConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(approvals_group(self.tenant_id), self.channel_name)
 
     async def approval_event(self, event):
-        if self.html:
-            await self.send(text_data=REFRESH_QUEUE)
-        else:
-            await self.send_json(
-                {key: value for key, value in event.items() if key != "type"} | {"type": event["event"]}
-            )
+        # The JSON was made once by the sender, not once per listening socket.
+        await self.send(text_data=REFRESH_QUEUE if self.html else event["text"])
 
     @database_sync_to_async
     def _tenant_of_user(self):

@@ -1,5 +1,6 @@
 """Approval events, told after commit to the tenant's webhook and to its open consoles and clients."""
 
+import json
 from functools import cache
 
 from django.db import transaction
@@ -36,5 +37,7 @@ def announce(approval: Approval, event: str, decision: Decision | None = None) -
         record_event(approval.tenant_id, CREATED if event == CREATED else DECIDED, data)
     group = approvals_group(approval.tenant_id)
     transaction.on_commit(
-        lambda: send_to_groups([group], lambda: [{"type": "approval.event", "event": event, **data()}])
+        lambda: send_to_groups(
+            [group], lambda: [{"type": "approval.event", "text": json.dumps({**data(), "type": event})}]
+        )
     )

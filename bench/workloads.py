@@ -261,45 +261,35 @@ def queue_at_scale(quick: bool) -> dict:
 
 
 class _Listeners:
-    """``count`` WebSocket clients of /ws/approvals/ on their own event loop, noting when each
-    hears of each decision (time.monotonic, comparable across this machine's processes)."""
+    """``count`` WebSocket clients of /ws/approvals/ in a child process (bench.listeners),
+    noting when each hears of each decision."""
 
     def __init__(self, url: str, token: str, count: int):
-        import asyncio
-        import threading
-
         self.url, self.token, self.count = url, token, count
         self.heard: dict[str, list[float]] = {}
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
     def __enter__(self) -> "_Listeners":
-        import asyncio
+        import subprocess
+        import sys
+        import threading
 
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self._open(), self.loop).result(timeout=60)
+        from bench.servers import ROOT
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.listeners", self.url, self.token, str(self.count)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        if self.process.stdout.readline().strip() != "ready":
+            raise RuntimeError("the listeners did not connect")
+        threading.Thread(target=self._read, daemon=True).start()
         return self
 
-    async def _open(self) -> None:
-        import asyncio
-
-        from websockets.asyncio.client import connect
-
-        socket_url = self.url.replace("http://", "ws://") + "/ws/approvals/"
-        headers = {"Authorization": f"Bearer {self.token}"}
-        self.sockets = [
-            await connect(socket_url, additional_headers=headers, origin=self.url) for _ in range(self.count)
-        ]
-        self.readers = [asyncio.create_task(self._read(socket)) for socket in self.sockets]
-
-    async def _read(self, socket) -> None:
-        import json
-
-        async for message in socket:
-            now = time.monotonic()
-            event = json.loads(message)
-            if event["type"] == "approval.decided":
-                self.heard.setdefault(event["approval"]["id"], []).append(now)
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            approval_id, heard = line.split()
+            self.heard.setdefault(approval_id, []).append(float(heard))
 
     def wait_for(self, approval_id: str, seconds: float = 10) -> list[float]:
         deadline = time.monotonic() + seconds
@@ -310,19 +300,13 @@ class _Listeners:
         return self.heard[approval_id]
 
     def __exit__(self, *exc) -> None:
-        import asyncio
-
-        async def close():
-            for socket in self.sockets:
-                await socket.close()
-
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(timeout=60)
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 def live_fan_out(quick: bool) -> dict:
-    """Decisions made in this process (their commit timed exactly), heard by clients of a
-    daphne process through the Redis channel layer."""
+    """Decisions made in this process (their commit timed exactly), heard by clients (in a
+    process of their own) of a daphne process, through the Redis channel layer."""
     from django.db import connection
 
     from approvals.actions import check_complete_approval

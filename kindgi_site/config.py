@@ -66,7 +66,16 @@ class Environment:
             return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
         if urlparse(url).scheme not in {"redis", "rediss"}:
             raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, not {url!r}")
-        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+        # Redis publish/subscribe: a group message reaches each web process once, however many
+        # of its sockets listen (the list-based layer pushes one copy per socket). Delivery is
+        # at most once, which live events can afford: a socket that (re)joins reads what it
+        # missed from the database (a run's socket replays the journal; the queue reloads).
+        return {
+            "default": {
+                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "CONFIG": {"hosts": [url]},
+            }
+        }
 
     def caches(self) -> dict:
         """Redis where ``REDIS_URL`` is set (shared by every process), else this process's memory."""

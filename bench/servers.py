@@ -21,10 +21,13 @@ def free_port() -> int:
 
 
 class Daphne:
-    def __init__(self, **environment: str):
+    """One daphne process serving HTTP and WebSockets on a free port of 127.0.0.1, with this
+    process's environment and ``environment`` over it; ready once /healthz answers."""
+
+    def __init__(self, environment: dict[str, str] | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._env = os.environ | environment
+        self._env = os.environ | (environment or {})
 
     def __enter__(self) -> "Daphne":
         self._log = tempfile.TemporaryFile()
@@ -51,8 +54,7 @@ class Daphne:
                 return self
             except httpx.HTTPError:
                 if self._process.poll() is not None:
-                    self._log.seek(0)
-                    raise RuntimeError(f"daphne exited: {self._log.read().decode()[-2000:]}") from None
+                    raise RuntimeError(f"daphne exited: {self.stderr()[-2000:]}") from None
                 time.sleep(0.1)
         raise RuntimeError("daphne did not start within 30 seconds")
 
@@ -60,6 +62,11 @@ class Daphne:
         self._process.terminate()
         self._process.wait(timeout=10)
         self._log.close()
+
+    def stderr(self) -> str:
+        """What the process has written to standard error (a file, so it can never fill up)."""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
 
 
 class Workers:

@@ -9,7 +9,7 @@ from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 from rest_framework.utils.json import strict_constant
 
-from kindgi_site.jsonlimits import nesting_depth_exceeds
+from kindgi_site.jsonlimits import holds_nul, nesting_depth_exceeds
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -33,4 +33,6 @@ class LimitedJSONParser(JSONParser):
         depth = settings.KINDGI_MAX_JSON_DEPTH
         if nesting_depth_exceeds(data, depth):
             raise exceptions.ParseError(f"the JSON is nested more than {depth} levels deep")
+        if holds_nul(data):
+            raise exceptions.ParseError("the JSON holds a NUL character (\\u0000), which cannot be stored")
         return data

@@ -17,6 +17,7 @@ from django.db import connections
 
 from kindgi import AgentDefinition, GuardedCall, Registry, ToolContext, ToolDefinition, ToolSpec
 from kindgi.conditions import parse_condition
+from kindgi_site.jsonlimits import without_nul
 from kindgi_site.logs import about_run
 from runs import actions
 from runs.engine.conversation import (
@@ -212,8 +213,9 @@ class AgentTurnExecution:
         for call in reply.tool_calls:
             call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"
             used_ids.add(call_id)
-            calls.append({"id": call_id, "toolId": call.tool_id, "arguments": call.arguments})
-        self.messages.append(assistant_message(reply.text, calls))
+            calls.append({"id": call_id, "toolId": call.tool_id, "arguments": without_nul(call.arguments)})
+        text = without_nul(reply.text)  # what a model says must be storable, whatever it says
+        self.messages.append(assistant_message(text, calls))
         self._messages_unsaved = True
         self._unrecorded.append(
             _model_called(
@@ -221,7 +223,7 @@ class AgentTurnExecution:
                 step,
                 attempt,
                 started,
-                text=reply.text,
+                text=text,
                 toolCalls=calls,
                 usage=reply.usage.to_dict(),
             )

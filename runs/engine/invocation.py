@@ -20,7 +20,7 @@ from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
 from kindgi import ToolContext, ToolDefinition, ToolError
-from kindgi_site.jsonlimits import nesting_depth_exceeds
+from kindgi_site.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
 from runs.metrics import TOOL_CALL_SECONDS
 
 INPUT_ERROR_LIMIT = 5
@@ -71,6 +71,8 @@ def oversized_arguments(arguments: Any) -> str | None:
     depth = settings.KINDGI_MAX_JSON_DEPTH
     if nesting_depth_exceeds(arguments, depth):
         return f"the arguments nest more than {depth} levels deep"
+    if holds_nul(arguments):
+        return "the arguments hold a NUL character (\\u0000)"
     limit = settings.KINDGI_MAX_TOOL_ARGUMENTS_BYTES
     size = len(json.dumps(arguments, default=str).encode())
     if size > limit:
@@ -152,7 +154,7 @@ def _invoke(tool: ToolDefinition, arguments: Any, context: ToolContext, started:
             traceback=traceback.format_exc(),
         )
     try:
-        result = dump_output(tool, value)
+        result = without_nul(dump_output(tool, value))  # storable, whatever the tool returned
     except ValidationError as error:
         result = error_data(
             INVALID_TOOL_OUTPUT,

@@ -135,3 +135,14 @@ def test_flags_are_true_or_false_and_nothing_else(api, flag, value):
 @pytest.mark.parametrize("query", ["/api/v1/runs?status=", "/api/v1/approvals?limit="])
 def test_an_empty_parameter_is_not_taken_for_a_missing_one(api, query):
     assert api.get(query).status_code == 400
+
+
+def test_a_nul_character_is_refused_before_it_reaches_the_database(api):
+    body = '{"flowId": "my-pack.check-order", "input": {"orderId": "ord_\\u0000"}}'
+    response = post_raw(api, "/api/v1/runs", body)
+    assert response.status_code == 400
+    assert (
+        response.json()["error"]["message"]
+        == "the JSON holds a NUL character (\\u0000), which cannot be stored"
+    )
+    assert nothing_written() == (0, 0, 0)

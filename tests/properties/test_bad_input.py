@@ -22,10 +22,12 @@ from tools.registry import get_registry
 
 from .strategies import objects_with, values
 
-# `make fuzz` scales the number of examples up (KINDGI_FUZZ_SCALE).
+# `make fuzz` scales the number of examples up (KINDGI_FUZZ_SCALE) and explores at random;
+# `make test` runs the same examples every time.
 SCALE = int(os.environ.get("KINDGI_FUZZ_SCALE", "1"))
 FUZZ = settings(
     max_examples=60 * SCALE,
+    derandomize=SCALE == 1,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

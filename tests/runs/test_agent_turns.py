@@ -336,6 +336,15 @@ class TestOversizedArguments:
         assert TIMELINE.starts() == []
 
 
+class TestWhatCannotBeStored:
+    def test_nul_characters_from_the_model_become_replacement_characters(self):
+        SCRIPT.replies = [calls(("n", "probe.read", {"label": "a\x00b", "pause_ms": 0})), answer("done\x00")]
+        run = start("probe.free")
+        assert run.status == RunStatus.COMPLETED, run.failure_message
+        assert run.output == {"reply": "done\ufffd"}
+        assert tool_results(run) == [("n", {"label": "a\ufffdb"})]
+
+
 class TestOutsideData:
     def test_outside_results_reach_the_model_wrapped_on_every_later_step(self):
         SCRIPT.replies = [

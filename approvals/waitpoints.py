@@ -21,25 +21,29 @@ def _expiry(gate: dict[str, Any]):
 
 class ApprovalWaitpoints:
     def on_suspend(self, run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
+        """Precondition: ``run`` is locked, so no one else can be creating its approval: the
+        one made for a redelivered suspension is found, not made twice."""
         gate = waitpoint.get("gate", {})
-        approval, created = Approval.objects.get_or_create(
-            run=run,
-            call_id=waitpoint["callId"],
-            subject_kind=waitpoint.get("subjectKind", SUBJECT_KIND_PENDING_TOOL_CALL),
-            defaults={
-                "tenant_id": run.tenant_id,
-                "tool_key": waitpoint["toolId"],
-                "tool_version": waitpoint["toolVersion"],
-                "agent_key": run.agent_key,
-                "agent_version": run.agent_version,
-                "arguments": waitpoint["arguments"],
-                "required_role": gate.get("requiredRole") or lowest_role(),
-                "gate": gate,
-                "reviewer_ids": list(gate.get("reviewerIds", [])),
-                "expires_at": _expiry(gate),
-            },
-        )
-        if created:
+        identity = {
+            "run": run,
+            "call_id": waitpoint["callId"],
+            "subject_kind": waitpoint.get("subjectKind", SUBJECT_KIND_PENDING_TOOL_CALL),
+        }
+        approval = Approval.objects.filter(**identity).first()
+        if approval is None:
+            approval = Approval.objects.create(
+                **identity,
+                tenant_id=run.tenant_id,
+                tool_key=waitpoint["toolId"],
+                tool_version=waitpoint["toolVersion"],
+                agent_key=run.agent_key,
+                agent_version=run.agent_version,
+                arguments=waitpoint["arguments"],
+                required_role=gate.get("requiredRole") or lowest_role(),
+                gate=gate,
+                reviewer_ids=list(gate.get("reviewerIds", [])),
+                expires_at=_expiry(gate),
+            )
             announce(approval, CREATED)
         return {**waitpoint, "approvalId": str(approval.pk)}
 

@@ -6,6 +6,7 @@ repetitions. ``quick`` shrinks the repetitions' size, never their number.
 
 import time
 from collections.abc import Callable
+from functools import cache
 
 from bench.counting import counting
 from bench.servers import Daphne
@@ -14,6 +15,7 @@ from bench.stats import percentile, summary
 REPETITIONS = 5
 
 
+@cache  # looked up once: what is timed is Kindgi's work, not the benchmark's own
 def _tenant():
     from tenants.models import Tenant
 

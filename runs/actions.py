@@ -386,7 +386,7 @@ def do_finish_run(
     parent_id = Run.objects.values_list("parent_id", flat=True).get(pk=run_id)
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
-    _append_all(run, entries)
+    entries = list(entries)
     if messages is not None:
         run.messages = scrub_secrets(messages)
     now = timezone.now()
@@ -394,18 +394,18 @@ def do_finish_run(
         case Completed(output=output):
             output = scrub_secrets(output)
             run.status, run.output, run.finished_at = RunStatus.COMPLETED, output, now
-            append_entry(run, Entry(kind=JournalKind.RUN_COMPLETED, payload={"output": output}))
+            entries.append(Entry(kind=JournalKind.RUN_COMPLETED, payload={"output": output}))
         case Failed(message=message):
             message = scrub_secrets(message)
             run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
-            append_entry(run, Entry(kind=JournalKind.RUN_FAILED, payload={"failureMessage": message}))
+            entries.append(Entry(kind=JournalKind.RUN_FAILED, payload={"failureMessage": message}))
         case Suspended(waitpoint=waitpoint, node_id=node_id):
             run.status = RunStatus.SUSPENDED
             run.waitpoint = waitpoints.on_suspend(run, scrub_secrets({**waitpoint, "nodeId": node_id}))
-            append_entry(
-                run,
-                Entry(kind=JournalKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint}),
+            entries.append(
+                Entry(kind=JournalKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint})
             )
+    _append_all(run, entries)
     run.claim_token, run.claim_expires_at = "", None
     run.save()
     if run.status == RunStatus.SUSPENDED and run.waitpoint.get("kind") == CHILD_RUN_WAITPOINT:
@@ -459,7 +459,7 @@ def _resume(run: Run, resolution: Mapping[str, Any]) -> None:
         ),
     )
     run.status, run.waitpoint = RunStatus.QUEUED, None
-    run.save()
+    run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
     enqueue_run_on_commit(run.pk)
 
 

@@ -9,8 +9,8 @@ from runs.models import JournalEntry, JournalKind, Run, RunStatus
 
 def conversation_history(run: Run) -> list[dict[str, Any]]:
     """The messages of the conversation's latest completed turn before ``run``."""
-    if run.conversation_id is None:
-        return []
+    if run.conversation_id is None or run.conversation_id == run.pk:
+        return []  # no conversation, or this run is its first turn
     previous = (
         Run.objects.filter(conversation_id=run.conversation_id, status=RunStatus.COMPLETED)
         .exclude(pk=run.pk)
@@ -23,7 +23,8 @@ def conversation_history(run: Run) -> list[dict[str, Any]]:
 
 def conversation_approvals(run: Run) -> set[str]:
     """The tools a person approved in the conversation's other turns."""
-    if run.conversation_id is None:
+    if run.conversation_id is None or run.conversation_id == run.pk:
+        # No conversation, or this is its first turn: a next turn cannot start before it ends.
         return set()
     resumed = (
         JournalEntry.objects.filter(run__conversation_id=run.conversation_id, kind=JournalKind.WAIT_RESUMED)

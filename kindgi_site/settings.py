@@ -175,7 +175,8 @@ SPECTACULAR_SETTINGS = {
 # A model for agents that name none, e.g. "openai:gpt-4.1-mini".
 KINDGI_DEFAULT_MODEL = ENV.text("KINDGI_DEFAULT_MODEL")
 
-# Seconds an executor holds a run before another may take it over (renewed at every step).
+# Seconds an executor holds a run before another may take it over (renewed at every step, and
+# by a heartbeat while a tool call runs: runs.engine.heartbeat).
 KINDGI_RUN_LEASE_SECONDS = ENV.integer("KINDGI_RUN_LEASE_SECONDS", 300)
 
 # Limits on what clients and models send: a request body (API and console forms), how deep

@@ -295,6 +295,15 @@ def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
     return run
 
 
+def do_renew_claim(run_id: UUID, *, token: str) -> bool:
+    """Push the claim's expiry a lease on, if this executor still holds the run."""
+    return bool(
+        Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, claim_token=token).update(
+            claim_expires_at=timezone.now() + _lease()
+        )
+    )
+
+
 def _locked_claimed(run_id: UUID, token: str) -> Run:
     """The run, locked, if this executor still holds it. Its conversation, input and output are
     left unread (and so unwritten by ``save``) unless the caller sets them."""

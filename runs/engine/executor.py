@@ -7,6 +7,7 @@ from kindgi_site.logs import about_run
 from runs import actions
 from runs.engine.agent import AgentTurnExecution
 from runs.engine.flow import FlowExecution
+from runs.engine.heartbeat import claim_held
 from runs.engine.outcomes import Failed, Outcome
 from runs.exceptions import LostClaimError
 from runs.models import Run
@@ -51,7 +52,8 @@ def _execute(run_id: UUID) -> None:
         if execution is None:
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:
-            outcome = execution.execute()
+            with claim_held(run.pk, token):  # however long a tool call takes
+                outcome = execution.execute()
         entries, messages = execution.unrecorded() if execution is not None else ([], None)
         finished = actions.do_finish_run(
             run_id, token=token, outcome=outcome, entries=entries, messages=messages

@@ -229,3 +229,41 @@ def test_concurrent_appends_to_one_journal_stay_gapless():
     assert errors == []
     sequences = sorted(run.journal.values_list("sequence", flat=True))
     assert sequences == list(range(1, 81))
+
+
+def test_a_tool_call_longer_than_the_lease_keeps_its_claim(settings, tmp_path):
+    """The executor renews its claim while a call runs: the sweep does not take the run over."""
+    import time
+
+    from django.db import connections
+
+    from runs.actions import check_start_run, recover_stuck_runs
+
+    settings.KINDGI_RUN_LEASE_SECONDS = 1
+    side_effects = tmp_path / "effects.txt"
+
+    def start_in_the_background():
+        try:
+            check_start_run(
+                tenant=default_tenant(),
+                flow_id="probe.append",
+                input={"path": str(side_effects), "pause_ms": 3000},
+            )
+        finally:
+            connections.close_all()
+
+    executing = threading.Thread(target=start_in_the_background)
+    executing.start()
+    deadline = time.monotonic() + 10
+    while not side_effects.exists():
+        assert time.monotonic() < deadline, "the tool did not start"
+        time.sleep(0.05)
+    time.sleep(2)  # twice the lease, mid-call
+    assert recover_stuck_runs() == []
+    run = Run.objects.get()
+    assert run.status == RunStatus.RUNNING
+    assert run.claim_expires_at > timezone.now()
+    executing.join(timeout=30)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert len(side_effects.read_text().splitlines()) == 1

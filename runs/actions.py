@@ -6,6 +6,7 @@ got from ``do_claim_run``; a call whose claim is gone raises ``LostClaimError``
 and changes nothing.
 """
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
@@ -33,7 +34,7 @@ from runs.models import (
     Run,
     RunStatus,
 )
-from runs.secrets import provider_secrets, scrub_secrets
+from runs.secrets import provider_secrets, scrub_secrets, scrub_secrets_in_json
 from runs.tasks import enqueue_run_on_commit, execute_run
 from tenants.models import Tenant
 from tenants.selectors import tenant_for_user
@@ -314,10 +315,20 @@ def _locked_claimed(run_id: UUID, token: str) -> Run:
 
 
 @transaction.atomic(durable=True)
-def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: list | None = None) -> None:
-    """Record steps of a run the caller holds, and renew the claim."""
+def do_record(
+    run_id: UUID,
+    *,
+    token: str,
+    entries: Iterable[Entry],
+    messages: list | None = None,
+    messages_json: str | None = None,
+) -> None:
+    """Record steps of a run the caller holds, and renew the claim; write its conversation if
+    given, as a list or as JSON already made (the engine keeps it made as the turn grows)."""
     entries = list(entries)
-    claimed = _advance_claimed(run_id, token, count=len(entries), messages=messages)
+    if messages is not None:
+        messages_json = json.dumps(messages)
+    claimed = _advance_claimed(run_id, token, count=len(entries), messages_json=messages_json)
     if claimed is None:
         raise LostClaimError(f"run {run_id} is no longer held by this executor")
     last_sequence, parent_id = claimed
@@ -328,7 +339,7 @@ def do_record(run_id: UUID, *, token: str, entries: Iterable[Entry], messages: l
 
 
 def _advance_claimed(
-    run_id: UUID, token: str, *, count: int, messages: list | None
+    run_id: UUID, token: str, *, count: int, messages_json: str | None
 ) -> tuple[int, UUID | None] | None:
     """In one statement, if this executor still holds the run: move its journal's sequence on by
     ``count``, renew the claim, write the conversation if given, and return the new sequence
@@ -361,9 +372,10 @@ def _advance_claimed(
         fields["claim_expires_at"].get_db_prep_save(now + _lease(), connection),
         fields["updated_at"].get_db_prep_save(now, connection),
     ]
-    if messages is not None:
-        assignments.append(f"{column['messages']} = %s")
-        params.append(fields["messages"].get_db_prep_save(scrub_secrets(messages), connection))
+    if messages_json is not None:
+        cast = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
+        assignments.append(f"{column['messages']} = {cast}")
+        params.append(scrub_secrets_in_json(messages_json))
     params += [fields["id"].get_db_prep_value(run_id, connection), RunStatus.RUNNING, token]
     sql = (
         f"UPDATE {connection.ops.quote_name(Run._meta.db_table)} SET {', '.join(assignments)} "

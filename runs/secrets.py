@@ -27,11 +27,15 @@ def scrub_secrets(value: Any) -> Any:
     """``value`` (JSON data) with every configured provider key, wherever it appears in a string,
     replaced by ``[REDACTED]``. Whatever a tool returns or a model says, the journal never holds
     a provider key."""
-    secrets = provider_secrets()
-    if not secrets:
+    if not provider_secrets():
         return value
     dumped = json.dumps(value)
-    scrubbed = dumped
-    for secret in sorted(secrets, key=len, reverse=True):
-        scrubbed = scrubbed.replace(json.dumps(secret)[1:-1], REDACTED)
+    scrubbed = scrub_secrets_in_json(dumped)
     return value if scrubbed == dumped else json.loads(scrubbed)
+
+
+def scrub_secrets_in_json(text: str) -> str:
+    """The same, for data already made into JSON text."""
+    for secret in sorted(provider_secrets(), key=len, reverse=True):
+        text = text.replace(json.dumps(secret)[1:-1], REDACTED)
+    return text

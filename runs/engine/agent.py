@@ -21,6 +21,7 @@ from kindgi_site.jsonlimits import without_nul
 from kindgi_site.logs import about_run
 from runs import actions
 from runs.engine.conversation import (
+    ConversationViews,
     assistant_message,
     model_request,
     pending_tool_calls,
@@ -88,6 +89,7 @@ class AgentTurnExecution:
         self.token = token
         self.agent = agent
         self.messages: list[dict[str, Any]] = list(run.messages)
+        self.views = ConversationViews()
         self.tools: dict[str, ToolDefinition | None] = {
             ref.id: registry.tool(ref.id, ref.version) for ref in agent.tools
         }
@@ -131,7 +133,14 @@ class AgentTurnExecution:
         if messages is None and self._messages_unsaved:
             messages = self.messages
         self._unrecorded, self._messages_unsaved = [], False
-        actions.do_record(self.run.pk, token=self.token, entries=entries, messages=messages)
+        messages_json = self.views.update(messages).stored_json() if messages is self.messages else None
+        actions.do_record(
+            self.run.pk,
+            token=self.token,
+            entries=entries,
+            messages=messages if messages_json is None else None,
+            messages_json=messages_json,
+        )
 
     def unrecorded(self) -> tuple[list[Entry], list | None]:
         """What the run's end must write with it: entries and the conversation not yet written."""
@@ -177,7 +186,8 @@ class AgentTurnExecution:
         ]
 
     def _ask_model(self) -> Failed | None:
-        step = 1 + sum(1 for m in self.messages if m["role"] == "assistant")
+        views = self.views.update(self.messages)
+        step = 1 + views.model_answers
         if step > _setting("KINDGI_MAX_MODEL_STEPS", 25):
             return Failed(
                 message=f"model-step-limit: the model asked for tools {step - 1} times without answering"
@@ -187,7 +197,10 @@ class AgentTurnExecution:
         except ModelError as error:
             return Failed(message=error.message)
         request = model_request(
-            instructions=self.agent.instructions, messages=self.messages, tools=self._visible_tools()
+            instructions=self.agent.instructions,
+            messages=self.messages,
+            tools=self._visible_tools(),
+            views=views,
         )
         attempts = _setting("KINDGI_MODEL_ATTEMPTS", 3)
         for attempt in range(1, attempts + 1):
@@ -208,7 +221,7 @@ class AgentTurnExecution:
                     continue
                 return Failed(message=f"model-error: {message}")
             break
-        used_ids = {c["id"] for m in self.messages for c in m.get("toolCalls", [])}
+        used_ids = set(views.call_ids)
         calls = []
         for call in reply.tool_calls:
             call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"

@@ -8,6 +8,7 @@ outside). The model reads every outside result inside an envelope that says it
 is data, not instructions, on every step that shows it.
 """
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,13 +52,16 @@ def as_model_reads_it(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def model_request(
-    *, instructions: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec]
+    *,
+    instructions: str,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[ToolSpec],
+    views: "ConversationViews | None" = None,
 ) -> ModelRequest:
-    return ModelRequest(
-        instructions=instructions,
-        messages=tuple(as_model_reads_it(message) for message in messages),
-        tools=tuple(tools),
-    )
+    """What the model is sent; ``views``, kept across a turn's steps, spares re-reading the
+    messages it has already seen."""
+    views = (views or ConversationViews()).update(messages)
+    return ModelRequest(instructions=instructions, messages=tuple(views.model_messages), tools=tuple(tools))
 
 
 def pending_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -65,3 +69,32 @@ def pending_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[st
     if not messages or messages[-1]["role"] != "assistant":
         return []
     return list(messages[-1].get("toolCalls", []))
+
+
+class ConversationViews:
+    """What the engine derives from a turn's conversation, kept up to date by looking only at
+    the messages added since it last looked (a conversation only grows within an execution):
+    what the model reads, how many times the model has answered, the call ids used, and the
+    conversation as stored JSON. So a long turn costs no more per step than a short one."""
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self.model_messages: list[dict[str, Any]] = []
+        self.model_answers = 0
+        self.call_ids: set[str] = set()
+        self._json: list[str] = []
+
+    def update(self, messages: Sequence[Mapping[str, Any]]) -> "ConversationViews":
+        if len(messages) < self._seen:
+            self.__init__()  # a different conversation: start again
+        for message in messages[self._seen :]:
+            self.model_messages.append(as_model_reads_it(message))
+            if message["role"] == "assistant":
+                self.model_answers += 1
+                self.call_ids.update(call["id"] for call in message.get("toolCalls", []))
+            self._json.append(json.dumps(message))
+        self._seen = len(messages)
+        return self
+
+    def stored_json(self) -> str:
+        return "[" + ", ".join(self._json) + "]"

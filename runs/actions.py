@@ -6,7 +6,6 @@ got from ``do_claim_run``; a call whose claim is gone raises ``LostClaimError``
 and changes nothing.
 """
 
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
@@ -320,14 +319,11 @@ def do_record(
     *,
     token: str,
     entries: Iterable[Entry],
-    messages: list | None = None,
     messages_json: str | None = None,
 ) -> None:
     """Record steps of a run the caller holds, and renew the claim; write its conversation if
-    given, as a list or as JSON already made (the engine keeps it made as the turn grows)."""
+    given, as JSON already made (the engine keeps it made as the turn grows)."""
     entries = list(entries)
-    if messages is not None:
-        messages_json = json.dumps(messages)
     claimed = _advance_claimed(run_id, token, count=len(entries), messages_json=messages_json)
     if claimed is None:
         raise LostClaimError(f"run {run_id} is no longer held by this executor")

@@ -128,19 +128,12 @@ class AgentTurnExecution:
         outside = bool(tool and tool.result_is_outside_data)
         return tool_message(call_id=call_id, tool_id=tool_id, result=result, outside_data=outside)
 
-    def _record(self, *entries: Entry, messages: list | None = None) -> None:
+    def _record(self, *entries: Entry) -> None:
+        """Write ``entries``, with whatever waits to be written: a reply, the conversation."""
         entries = (*self._unrecorded, *entries)
-        if messages is None and self._messages_unsaved:
-            messages = self.messages
+        messages_json = self.views.update(self.messages).stored_json() if self._messages_unsaved else None
         self._unrecorded, self._messages_unsaved = [], False
-        messages_json = self.views.update(messages).stored_json() if messages is self.messages else None
-        actions.do_record(
-            self.run.pk,
-            token=self.token,
-            entries=entries,
-            messages=messages if messages_json is None else None,
-            messages_json=messages_json,
-        )
+        actions.do_record(self.run.pk, token=self.token, entries=entries, messages_json=messages_json)
 
     def unrecorded(self) -> tuple[list[Entry], list | None]:
         """What the run's end must write with it: entries and the conversation not yet written."""
@@ -169,7 +162,8 @@ class AgentTurnExecution:
                 return Completed(output={"reply": last["content"]})
             if self.run.dry_run:
                 self.messages.append(assistant_message(DRY_RUN_REPLY, []))
-                self._record(messages=self.messages)
+                self._messages_unsaved = True
+                self._record()
                 continue
             failed = self._ask_model()
             if failed is not None:

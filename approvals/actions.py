@@ -1,14 +1,14 @@
-"""Registering reviewers and deciding approvals: the one entry point the API, console and CLI call."""
+"""Registering reviewers, deciding approvals and writing rules: the one entry point for each that
+the API, the console, the CLI and the admin call."""
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from pydantic import ValidationError
 
 from approvals.events import DECIDED, EXPIRED, announce
 from approvals.exceptions import (
@@ -16,17 +16,18 @@ from approvals.exceptions import (
     ApprovalInputError,
     ApprovalNotFoundError,
     DecisionForbiddenError,
-    NotAReviewerError,
 )
-from approvals.models import Approval, ApprovalStatus, Decision, DecisionKind, Reviewer
+from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
+from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
-from approvals.waitpoints import APPROVAL
+from approvals.rules import RULE_FIELDS, rule_errors
+from core.secrets import scrub_secrets
 from runs.actions import resume_locked_run
-from runs.engine.invocation import field_errors, oversized_arguments
+from runs.calls import judge_edited_call
+from runs.engine.policy import Refused, Stop, Suspend
+from runs.engine.waitpoints import APPROVAL, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
-from runs.secrets import scrub_secrets
 from tenants.selectors import tenant_for_user
-from tools.registry import get_registry
 
 logger = logging.getLogger("kindgi.approvals")
 
@@ -83,7 +84,7 @@ def check_complete_approval(
     arguments: Any = None,
 ) -> Completion:
     """Approve or reject an approval. A rejection needs a rationale; an approval may edit the
-    arguments, which are validated against the tool's input schema like the model's were."""
+    arguments, which go through the call policy as if the model had asked for them."""
     tenant = tenant_for_user(acting_user)
     errors = []
     if decision not in DecisionKind.values:
@@ -112,37 +113,21 @@ def check_complete_approval(
 def do_complete_approval(
     *, approval_id: UUID, tenant, acting_user, decision: str, rationale: str, arguments: Any
 ) -> Completion:
-    """Decide once, under row locks taken run first, then approval (the order every path uses)."""
+    """Decide once, under row locks taken run first, then approval (the order every path uses).
+    A refused decision (not the decider's to take, or an edit the policy would not let run)
+    changes nothing: the approval stays pending."""
     run_id = Approval.objects.filter(pk=approval_id, tenant=tenant).values_list("run_id", flat=True).first()
     if run_id is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")
     run = Run.objects.select_for_update().get(pk=run_id)
     approval = Approval.objects.select_for_update().get(pk=approval_id)
     reviewer = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
-    if reviewer is None:
-        raise NotAReviewerError(
-            f"{acting_user.get_username()} is not a reviewer; register as one to decide approvals"
-        )
-    if approval.status != ApprovalStatus.PENDING:
-        raise ApprovalConflictError(_already_decided(approval))
-    if approval.expires_at is not None and approval.expires_at <= timezone.now():
-        # Fail closed: past its time an approval lets nothing run; the sweep records the expiry.
-        raise ApprovalConflictError(f"approval {approval.pk} expired at {approval.expires_at.isoformat()}")
-    if approval.reviewer_ids and acting_user.pk not in approval.reviewer_ids:
-        names = ", ".join(
-            Reviewer.objects.filter(user_id__in=approval.reviewer_ids).values_list("display_name", flat=True)
-        )
-        raise DecisionForbiddenError(f"only these reviewers may decide this approval: {names or 'none'}")
-    if not may_decide(reviewer.role, approval.required_role):
-        raise DecisionForbiddenError(
-            f"this approval needs a reviewer with the role {approval.required_role!r} or higher; "
-            f"{reviewer.display_name} is {reviewer.role!r}"
-        )
-    if getattr(settings, "KINDGI_FOUR_EYES", False) and _started_by(run) == acting_user.pk:
-        raise DecisionForbiddenError(
-            "four-eyes: you started this run, so another reviewer must decide its calls"
-        )
-    edited = _validated_edit(approval, arguments) if arguments is not None else None
+    if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
+        raise refusal.error()
+    edited, digest = None, approval.digest
+    if arguments is not None:
+        edited = _allowed_edit(approval, reviewer, arguments)
+        digest = call_digest(approval.tool_key, approval.tool_version, edited)
     now = timezone.now()
     record = Decision.objects.create(
         approval=approval,
@@ -162,6 +147,7 @@ def do_complete_approval(
         "rationale": rationale,
         "approvalId": str(approval.pk),
         "reviewer": reviewer.display_name,
+        "digest": digest,
     }
     if edited is not None:
         resolution["arguments"] = edited
@@ -172,6 +158,43 @@ def do_complete_approval(
         run, waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)}, resolution=resolution
     )
     return Completion(approval=approval, decision=record)
+
+
+def _allowed_edit(approval: Approval, reviewer: Reviewer, arguments: Any) -> dict[str, Any]:
+    """The edited arguments as they will run, once the call policy has judged them as if the
+    model had asked for them and ``reviewer`` may approve what it asks; otherwise the reason
+    the decision is refused."""
+    if approval.subject_kind == INTERRUPTED_TOOL_CALL:
+        raise ApprovalInputError(["/arguments: an interrupted call runs again as it was, or not at all"])
+    verdict = judge_edited_call(
+        approval.run_id,
+        call_id=approval.call_id,
+        tool_id=approval.tool_key,
+        node_id=approval.node_id,
+        arguments=arguments,
+    )
+    if isinstance(verdict, Refused) and verdict.errors:
+        # Named as the decider sent them: under "arguments".
+        raise ApprovalInputError(
+            ["/arguments" + (line[1:] if line.startswith("/:") else line) for line in verdict.errors]
+        )
+    if isinstance(verdict, Refused | Stop):
+        why = verdict.reason if isinstance(verdict, Refused) else verdict.message
+        raise ApprovalConflictError(f"the edited call would not run ({why}); the approval is still pending")
+    if isinstance(verdict, Suspend) and verdict.gate is not None:
+        gate = verdict.gate
+        needed = gate.required_role or lowest_role()
+        if not may_decide(reviewer.role, needed):
+            raise DecisionForbiddenError(
+                f"the edited call needs a reviewer with the role {needed!r} or higher ({gate.reason}); "
+                f"{reviewer.display_name} is {reviewer.role!r}, so the approval is still pending"
+            )
+        if gate.reviewer_ids and reviewer.user_id not in gate.reviewer_ids:
+            raise DecisionForbiddenError(
+                f"only the reviewers its rule names may approve the edited call ({gate.reason}); "
+                "the approval is still pending"
+            )
+    return verdict.call.json_arguments
 
 
 def _decided(approval: Approval, decision: Decision) -> None:
@@ -186,37 +209,6 @@ def _decided(approval: Approval, decision: Decision) -> None:
             extra={"run_id": str(approval.run_id)},
         )
     )
-
-
-def _started_by(run: Run):
-    """Who started the run, or the flow run it is a step of."""
-    while run.started_by_id is None and run.parent_id is not None:
-        run = run.parent
-    return run.started_by_id
-
-
-def _already_decided(approval: Approval) -> str:
-    decision = getattr(approval, "decision", None)
-    if decision is not None:
-        who = decision.reviewer_name or "nobody"
-        return (
-            f"approval {approval.pk} is already {approval.status}: {decision.decision} by {who} "
-            f"at {decision.decided_at.isoformat()}"
-        )
-    return f"approval {approval.pk} is already {approval.status}"
-
-
-def _validated_edit(approval: Approval, arguments: Any) -> dict[str, Any]:
-    tool = get_registry().tool(approval.tool_key, approval.tool_version)
-    if tool is None:
-        raise ApprovalConflictError(f"tool {approval.tool_key}@{approval.tool_version} is no longer loaded")
-    if (refusal := oversized_arguments(arguments)) is not None:
-        raise ApprovalInputError([f"/arguments: {refusal}"])
-    try:
-        validated = tool.input_model.model_validate(arguments)
-    except ValidationError as error:
-        raise ApprovalInputError([f"/arguments{line}" for line in field_errors(error)]) from None
-    return validated.model_dump(mode="json", by_alias=True)
 
 
 EXPIRED_RATIONALE = "expired"
@@ -259,3 +251,35 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
         },
     )
     return True
+
+
+def check_save_rule(
+    *, tenant, fields: Mapping[str, Any], reviewers: Iterable | None = None, rule: ApprovalRule | None = None
+) -> ApprovalRule:
+    """Create a rule of ``tenant`` (``rule`` None, or not saved yet), or change ``rule`` (only the
+    ``fields`` given, and its reviewers if given): the one way rules are written, from the API
+    and the admin alike."""
+    unknown = sorted(set(fields) - set(RULE_FIELDS))
+    if unknown:
+        raise ApprovalInputError([f"/{name}: not a field of a rule" for name in unknown])
+    current = {name: getattr(rule, name) for name in RULE_FIELDS} if rule is not None else {}
+    merged = current | dict(fields)
+    reviewers = list(reviewers) if reviewers is not None else None
+    if errors := rule_errors(merged, tenant=tenant, reviewers=reviewers):
+        raise ApprovalInputError([f"/{field}: {message}" for field, message in errors.items()])
+    return do_save_rule(tenant=tenant, fields=merged, reviewers=reviewers, rule=rule)
+
+
+# Not durable: the admin saves inside a transaction of its own.
+@transaction.atomic
+def do_save_rule(
+    *, tenant, fields: Mapping[str, Any], reviewers: list | None, rule: ApprovalRule | None
+) -> ApprovalRule:
+    rule = rule or ApprovalRule(tenant=tenant)
+    for name, value in fields.items():
+        setattr(rule, name, value)
+    rule.tenant = tenant
+    rule.save()
+    if reviewers is not None:
+        rule.reviewers.set(reviewers)
+    return rule

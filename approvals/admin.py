@@ -3,10 +3,12 @@
 from django import forms
 from django.contrib import admin
 
+from approvals.actions import check_save_rule
 from approvals.models import Approval, ApprovalRule, Decision, Reviewer, Webhook, WebhookDelivery
 from approvals.roles import reviewer_roles
+from approvals.rules import RULE_FIELDS, rule_errors
+from core.admin import ReadOnlyAdminMixin, pretty_json
 from kindgi.effects import EffectKind
-from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
 from tenants.models import Tenant
 
 
@@ -117,13 +119,11 @@ class ApprovalRuleForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         tenant = data.get("tenant")
-        strangers = [
-            u
-            for u in data.get("reviewers", [])
-            if getattr(u, "membership", None) is None or u.membership.tenant != tenant
-        ]
-        if tenant and strangers:
-            self.add_error("reviewers", f"not members of {tenant}: {', '.join(map(str, strangers))}")
+        if tenant is not None:
+            fields = {name: data.get(name) for name in RULE_FIELDS}
+            for field, message in rule_errors(fields, tenant=tenant, reviewers=data.get("reviewers")).items():
+                if field in self.fields and field not in self.errors:
+                    self.add_error(field, message)
         return data
 
 
@@ -148,6 +148,21 @@ class ApprovalRuleAdmin(admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["name", "tool_pattern", "agent_pattern"]
     filter_horizontal = ["reviewers"]
+
+    def save_model(self, request, obj, form, change):
+        """Through the one action that writes rules, as the API does."""
+        data = form.cleaned_data
+        check_save_rule(
+            tenant=data["tenant"],
+            fields={name: data.get(name) for name in RULE_FIELDS},
+            reviewers=data.get("reviewers", []),
+            rule=obj,  # the form's instance: new (unsaved) when adding
+        )
+
+    def save_related(self, request, form, formsets, change):
+        # The reviewers were saved with the rule; only inlines (none today) remain.
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     def get_queryset(self, request):
         rules = super().get_queryset(request)

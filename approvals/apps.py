@@ -8,8 +8,9 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self):
         from approvals.rules import rules_of_tenant
-        from approvals.waitpoints import APPROVAL, ApprovalWaitpoints
+        from approvals.waitpoints import ApprovalWaitpoints
         from runs import waitpoints
+        from runs.engine.waitpoints import APPROVAL
         from runs.rules import register_rule_source
 
         waitpoints.register(APPROVAL, ApprovalWaitpoints())

@@ -4,7 +4,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.events import approvals_group
-from runs.socket_auth import socket_user, wants_html
+from core.socket_auth import socket_user, wants_html
 
 FORBIDDEN = 4403
 # For the console: have htmx fetch the queue again, with the filters on the page.

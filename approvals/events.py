@@ -8,7 +8,7 @@ from django.db import transaction
 from approvals.models import Approval, Decision
 from approvals.webhooks import record_event
 from approvals.wire import approval_json, decision_json
-from runs.events import send_to_groups
+from core.channels import send_to_groups
 
 CREATED = "approval.created"
 DECIDED = "approval.decided"

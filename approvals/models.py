@@ -6,10 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from approvals.exceptions import ImmutableRecordError
-
-SUBJECT_KIND_PENDING_TOOL_CALL = "tool-call:pending"
-# A call that started but whose result was never recorded (its executor died): run it again?
-SUBJECT_KIND_INTERRUPTED_TOOL_CALL = "tool-call:interrupted"
+from runs.engine.waitpoints import INTERRUPTED_TOOL_CALL, PENDING_TOOL_CALL
 
 
 class Reviewer(models.Model):
@@ -36,27 +33,39 @@ class ApprovalStatus(models.TextChoices):
 
 
 class Approval(models.Model):
-    """A pending decision about one tool call of one run."""
+    """A pending decision about one tool call of one run: an agent's call, or a flow's tool step."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.PROTECT, related_name="approvals")
-    # The agent's own run: the one that waits.
+    # The run that waits: the agent's own run, or the flow run whose tool step it is.
     run = models.ForeignKey("runs.Run", on_delete=models.PROTECT, related_name="approvals")
     call_id = models.CharField(max_length=200)
     subject_kind = models.CharField(
         max_length=32,
-        default=SUBJECT_KIND_PENDING_TOOL_CALL,
+        default=PENDING_TOOL_CALL,
         choices=[
-            (SUBJECT_KIND_PENDING_TOOL_CALL, "a call waiting to run"),
-            (SUBJECT_KIND_INTERRUPTED_TOOL_CALL, "an interrupted call"),
+            (PENDING_TOOL_CALL, "a call waiting to run"),
+            # A call that started but whose result was never recorded (its executor died).
+            (INTERRUPTED_TOOL_CALL, "an interrupted call"),
         ],
     )
     tool_key = models.CharField("tool id", max_length=200)
     tool_version = models.CharField(max_length=64)
-    agent_key = models.CharField("agent id", max_length=200)
-    agent_version = models.CharField(max_length=64)
-    # The exact arguments the model chose, validated against the tool's input schema.
+    # Empty for a flow's tool step.
+    agent_key = models.CharField("agent id", max_length=200, blank=True)
+    agent_version = models.CharField(max_length=64, blank=True)
+    # For a flow's tool step: the flow and the step. Empty for an agent's call.
+    flow_key = models.CharField("flow id", max_length=200, blank=True)
+    node_id = models.CharField(max_length=100, blank=True)
+    # The exact arguments the model (or the flow) chose, validated against the tool's input schema.
     arguments = models.JSONField(default=dict)
+    # What an approval binds: the digest of the tool id, version and arguments. The call that
+    # runs after the decision must match the digest it approved.
+    digest = models.CharField(max_length=80)
+    # Who started the run that waits (or the flow above it): under four-eyes, not its decider.
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     required_role = models.CharField(max_length=32)
     status = models.CharField(max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
     # The gate decision that asked for this approval, with its reason.
@@ -70,14 +79,20 @@ class Approval(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["tenant", "status", "-created_at"])]
-        constraints = [models.UniqueConstraint(fields=["run", "call_id"], name="approvals_one_per_tool_call")]
+        constraints = [
+            # One of each subject per call: a call may wait for its approval, and then, if its
+            # executor dies while it runs, for a decision on repeating it.
+            models.UniqueConstraint(
+                fields=["run", "call_id", "subject_kind"], name="approvals_one_per_tool_call_and_subject"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.status})"
 
     @property
     def title(self) -> str:
-        if self.subject_kind == SUBJECT_KIND_INTERRUPTED_TOOL_CALL:
+        if self.subject_kind == INTERRUPTED_TOOL_CALL:
             return f"Interrupted call: {self.tool_key}"
         return f"HITL review: {self.tool_key}"
 
@@ -87,7 +102,9 @@ class Approval(models.Model):
             "runId": str(self.run_id),
             "toolId": self.tool_key,
             "toolVersion": self.tool_version,
-            "agentId": self.agent_key,
+            "agentId": self.agent_key or None,
+            "flowId": self.flow_key or None,
+            "nodeId": self.node_id or None,
             "callId": self.call_id,
             "arguments": self.arguments,
         }
@@ -132,8 +149,10 @@ class Decision(models.Model):
 
 
 class ApprovalRule(models.Model):
-    """A tenant's rule for the calls it matches. The most specific matching rule decides
-    (runs.engine.gates.Rule.precedence says how specificity is judged)."""
+    """A tenant's rule for the calls it matches. The most specific matching rule gives the
+    tenant's gate (runs.engine.gates.Rule.precedence says how specificity is judged), and a call
+    runs under the stricter of that and the agent's own gate. Written only through
+    ``approvals.actions.check_save_rule``, which validates it."""
 
     class Gate(models.TextChoices):
         ALWAYS_ASK = "always_ask", "always ask"
@@ -163,7 +182,13 @@ class ApprovalRule(models.Model):
         blank=True,
         help_text="Match only when this holds on the call's arguments, e.g. /amountCents > 10000.",
     )
-    gate = models.CharField(max_length=16, choices=Gate.choices)
+    gate = models.CharField(
+        max_length=16,
+        choices=Gate.choices,
+        help_text="The tenant's gate for the calls this rule matches. A call runs under the stricter of "
+        "this and its agent's own gate: deny always wins, an ask from either side asks (needing the "
+        "higher role), and an agent's never_ask cannot lift this rule's ask or deny.",
+    )
     required_role = models.CharField(max_length=32, blank=True, help_text="Empty: the lowest role.")
     reviewers = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
@@ -184,26 +209,6 @@ class ApprovalRule(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def clean(self) -> None:
-        from approvals.roles import is_role, reviewer_roles
-        from kindgi.conditions import ConditionError, parse_condition
-        from kindgi.effects import EffectKind
-
-        errors = {}
-        if self.effect_kind and self.effect_kind not in {k.value for k in EffectKind}:
-            errors["effect_kind"] = f"not one of: {', '.join(k.value for k in EffectKind)}"
-        if self.required_role and not is_role(self.required_role):
-            errors["required_role"] = f"not one of: {', '.join(reviewer_roles())}"
-        if self.condition:
-            try:
-                parse_condition(self.condition)
-            except ConditionError as error:
-                errors["condition"] = str(error)
-        if errors:
-            from django.core.exceptions import ValidationError
-
-            raise ValidationError(errors)
 
 
 class Webhook(models.Model):

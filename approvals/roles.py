@@ -1,12 +1,10 @@
 """Reviewer roles, ordered from lowest to highest (``KINDGI_REVIEWER_ROLES``)."""
 
-from django.conf import settings
-
-DEFAULT_ROLES = ("standard", "senior", "admin")
+from core.conf import setting
 
 
 def reviewer_roles() -> list[str]:
-    return list(getattr(settings, "KINDGI_REVIEWER_ROLES", DEFAULT_ROLES))
+    return list(setting("KINDGI_REVIEWER_ROLES"))
 
 
 def lowest_role() -> str:

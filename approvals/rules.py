@@ -1,7 +1,12 @@
-"""A tenant's approval rules, as the engine's gates read them."""
+"""A tenant's approval rules: what makes one valid, and how the engine's gates read them."""
+
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from approvals.models import ApprovalRule
-from kindgi.conditions import parse_condition
+from approvals.roles import is_role, reviewer_roles
+from kindgi.conditions import ConditionError, parse_condition
+from kindgi.effects import EffectKind
 from runs.engine.gates import Rule, RuleGate
 
 
@@ -24,3 +29,46 @@ def rules_of_tenant(tenant_id) -> list[Rule]:
         )
         for row in rows
     ]
+
+
+RULE_FIELDS = (
+    "name",
+    "enabled",
+    "tool_pattern",
+    "agent_pattern",
+    "effect_kind",
+    "resource_pattern",
+    "condition",
+    "gate",
+    "required_role",
+    "ttl_seconds",
+    "reason",
+)
+
+
+def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None = None) -> dict[str, str]:
+    """What is wrong with a rule of ``tenant`` holding ``fields`` (model field names) and naming
+    ``reviewers``, by field; empty when nothing is. The admin's form and the API both ask this,
+    and ``approvals.actions.check_save_rule`` asks it again before saving."""
+    errors = {}
+    effect_kind = fields.get("effect_kind") or ""
+    if effect_kind and effect_kind not in {kind.value for kind in EffectKind}:
+        errors["effect_kind"] = f"not one of: {', '.join(kind.value for kind in EffectKind)}"
+    required_role = fields.get("required_role") or ""
+    if required_role and not is_role(required_role):
+        errors["required_role"] = f"not one of: {', '.join(reviewer_roles())}"
+    if fields.get("gate") not in ApprovalRule.Gate.values:
+        errors["gate"] = f"not one of: {', '.join(ApprovalRule.Gate.values)}"
+    if condition := fields.get("condition") or "":
+        try:
+            parse_condition(condition)
+        except ConditionError as error:
+            errors["condition"] = str(error)
+    strangers = [
+        user.get_username()
+        for user in reviewers or ()
+        if getattr(user, "membership", None) is None or user.membership.tenant_id != tenant.pk
+    ]
+    if strangers:
+        errors["reviewers"] = f"not members of {tenant}: {', '.join(strangers)}"
+    return errors

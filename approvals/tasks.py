@@ -7,10 +7,3 @@ from approvals.actions import expire_due_approvals
 def sweep_expired_approvals() -> int:
     """Expire due approvals (for deployments that schedule tasks rather than run the command)."""
     return expire_due_approvals()
-
-
-@task()
-def deliver_webhook(delivery_id: str) -> bool:
-    from approvals.webhooks import attempt_delivery
-
-    return attempt_delivery(delivery_id)

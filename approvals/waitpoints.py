@@ -3,20 +3,26 @@
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.utils import timezone
 
 from approvals.events import CANCELLED, CREATED, announce
-from approvals.models import SUBJECT_KIND_PENDING_TOOL_CALL, Approval, ApprovalStatus
+from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
+from core.conf import setting
+from runs.engine.waitpoints import PENDING_TOOL_CALL
 from runs.models import Run
-
-APPROVAL = "approval"
 
 
 def _expiry(gate: dict[str, Any]):
-    seconds = gate.get("ttlSeconds") or getattr(settings, "KINDGI_APPROVAL_TTL_SECONDS", None)
+    seconds = gate.get("ttlSeconds") or setting("KINDGI_APPROVAL_TTL_SECONDS")
     return timezone.now() + timedelta(seconds=seconds) if seconds else None
+
+
+def _starter_of(run: Run):
+    """Who started the run, or the flow run it is a step of."""
+    while run.started_by_id is None and run.parent_id is not None:
+        run = Run.objects.only("started_by_id", "parent_id").get(pk=run.parent_id)
+    return run.started_by_id
 
 
 class ApprovalWaitpoints:
@@ -27,18 +33,23 @@ class ApprovalWaitpoints:
         identity = {
             "run": run,
             "call_id": waitpoint["callId"],
-            "subject_kind": waitpoint.get("subjectKind", SUBJECT_KIND_PENDING_TOOL_CALL),
+            "subject_kind": waitpoint.get("subjectKind", PENDING_TOOL_CALL),
         }
         approval = Approval.objects.filter(**identity).first()
         if approval is None:
+            flow_step = not run.is_agent_turn
             approval = Approval.objects.create(
                 **identity,
                 tenant_id=run.tenant_id,
                 tool_key=waitpoint["toolId"],
                 tool_version=waitpoint["toolVersion"],
-                agent_key=run.agent_key,
-                agent_version=run.agent_version,
+                agent_key="" if flow_step else run.agent_key,
+                agent_version="" if flow_step else run.agent_version,
+                flow_key=run.flow_key if flow_step else "",
+                node_id=waitpoint.get("nodeId", "") if flow_step else "",
                 arguments=waitpoint["arguments"],
+                digest=waitpoint["digest"],
+                started_by_id=_starter_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
                 reviewer_ids=list(gate.get("reviewerIds", [])),

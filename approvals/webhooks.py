@@ -18,15 +18,12 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
-from django.conf import settings
 from django.db import transaction
+from django.tasks import default_task_backend, task
 from django.utils import timezone
 
 from approvals.models import Webhook, WebhookDelivery
-
-
-def _setting(name: str, default):
-    return getattr(settings, name, default)
+from core.conf import setting
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -42,14 +39,18 @@ def record_event(tenant_id, event: str, data: Callable[[], dict[str, Any]]) -> N
     delivery = WebhookDelivery.objects.create(
         webhook=webhook, event=event, payload=data(), next_attempt_at=timezone.now()
     )
-    from approvals.tasks import deliver_webhook
-
     transaction.on_commit(lambda: deliver_webhook.enqueue(str(delivery.pk)))
+
+
+@task()
+def deliver_webhook(delivery_id: str) -> bool:
+    """Attempt one delivery. Safe to deliver twice: an attempt claims the delivery first."""
+    return attempt_delivery(delivery_id)
 
 
 def _claim(delivery_id: UUID, now) -> bool:
     """Take a due delivery so that no one else attempts it at the same time."""
-    hold = now + timedelta(seconds=_setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS", 5) * 2)
+    hold = now + timedelta(seconds=setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS") * 2)
     return bool(
         WebhookDelivery.objects.filter(
             pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
@@ -86,9 +87,7 @@ def attempt_delivery(delivery_id: UUID, *, now=None) -> bool:
     )
     status_code, error = None, ""
     try:
-        with urllib.request.urlopen(
-            request, timeout=_setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS", 5)
-        ) as response:
+        with urllib.request.urlopen(request, timeout=setting("KINDGI_WEBHOOK_TIMEOUT_SECONDS")) as response:
             status_code = response.status
     except urllib.error.HTTPError as failure:
         status_code, error = failure.code, f"HTTP {failure.code}"
@@ -109,10 +108,10 @@ def _record_attempt(delivery: WebhookDelivery, *, succeeded: bool, status_code, 
             now,
             None,
         )
-    elif delivery.attempts >= _setting("KINDGI_WEBHOOK_MAX_ATTEMPTS", 6):
+    elif delivery.attempts >= setting("KINDGI_WEBHOOK_MAX_ATTEMPTS"):
         delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
     else:
-        delay = _setting("KINDGI_WEBHOOK_BACKOFF_SECONDS", 30) * 2 ** (delivery.attempts - 1)
+        delay = setting("KINDGI_WEBHOOK_BACKOFF_SECONDS") * 2 ** (delivery.attempts - 1)
         delivery.next_attempt_at = now + timedelta(seconds=delay)
         _schedule_retry(delivery)
     delivery.save(
@@ -129,10 +128,6 @@ def _record_attempt(delivery: WebhookDelivery, *, succeeded: bool, status_code, 
 
 def _schedule_retry(delivery: WebhookDelivery) -> None:
     """Queue the retry where the task backend can defer it; otherwise `deliver_webhooks` sweeps it."""
-    from django.tasks import default_task_backend
-
-    from approvals.tasks import deliver_webhook
-
     if default_task_backend.supports_defer:
         deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(str(delivery.pk))
 

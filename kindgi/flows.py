@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from kindgi.agents import AgentDefinition
 from kindgi.errors import DefinitionError
@@ -226,12 +226,29 @@ def define_flow(
         id=id,
         version=version,
         description=description.strip(),
-        input_model=input,
+        input_model=_refusing_unknown_fields(input),
         nodes=node_list,
         output=output_template,
     )
     _check_wiring(flow)
     return flow
+
+
+def _refusing_unknown_fields(model: type[BaseModel]) -> type[BaseModel]:
+    """The flow's input model, refusing fields it does not declare: a misspelled field must not
+    be dropped and the flow run without it. A model that sets ``extra`` itself keeps its choice."""
+    if model.model_config.get("extra") is not None:
+        return model
+    return type(
+        model.__name__,
+        (model,),
+        {
+            "__module__": model.__module__,
+            "__qualname__": model.__qualname__,
+            "__doc__": model.__doc__,
+            "model_config": ConfigDict(extra="forbid"),
+        },
+    )
 
 
 def _check_wiring(flow: FlowDefinition) -> None:

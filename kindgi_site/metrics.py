@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from approvals.metrics import ApprovalsCollector
-from kindgi_site.api.errors import error_body
+from core.api.errors import error_body
 from runs.metrics import RunsCollector
 from tenants.tokens import bearer_token
 

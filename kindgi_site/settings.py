@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.utils.csp import CSP
 
+from core.logs import logging_config
 from kindgi_site.config import Environment
-from kindgi_site.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -144,9 +144,9 @@ REST_FRAMEWORK = {
         "tenants.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["kindgi_site.api.permissions.IsTenantMember"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.api.permissions.IsTenantMember"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["kindgi_site.api.parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.LimitedJSONParser"],
     "EXCEPTION_HANDLER": "kindgi_site.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -163,7 +163,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "kindgi_site.api.schema.add_error_responses",
+        "core.api.schema.add_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "runs.models.RunStatus",
@@ -176,7 +176,7 @@ SPECTACULAR_SETTINGS = {
 KINDGI_DEFAULT_MODEL = ENV.text("KINDGI_DEFAULT_MODEL")
 
 # Seconds an executor holds a run before another may take it over (renewed at every step, and
-# by a heartbeat while a tool call runs: runs.engine.heartbeat).
+# by a heartbeat while a tool call runs: runs.heartbeat).
 KINDGI_RUN_LEASE_SECONDS = ENV.integer("KINDGI_RUN_LEASE_SECONDS", 300)
 
 # Limits on what clients and models send: a request body (API and console forms), how deep
@@ -204,7 +204,7 @@ KINDGI_APPROVAL_TTL_SECONDS = None
 
 KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 
-# Production logs are JSON lines, each line about a run carrying its id (kindgi_site.logs).
+# Production logs are JSON lines, each line about a run carrying its id (core.logs).
 LOGGING = logging_config(
     log_format=ENV.choice("KINDGI_LOG_FORMAT", "text" if DEBUG else "json", ("text", "json")),
     level=ENV.choice("KINDGI_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, pretty_json
 from runs.models import JournalEntry, Run
 
 

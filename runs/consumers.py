@@ -5,9 +5,9 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from core.socket_auth import socket_user, wants_html
 from runs.events import entry_event, run_group
 from runs.models import Run
-from runs.socket_auth import socket_user, wants_html
 
 FORBIDDEN = 4403
 # For the console: have htmx fetch the run's live parts again (see templates/console/run.html).

@@ -1,9 +1,4 @@
-"""Journal entries to the run's channel group and its parent's (sent by runs.actions after commit)."""
-
-from collections.abc import Callable
-
-from asgiref.sync import async_to_sync
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+"""Journal entries as events for the run's channel group and its parent's (runs.journal sends them)."""
 
 from runs.models import JournalEntry, Run
 
@@ -26,25 +21,3 @@ def entry_event(run: Run, entry: JournalEntry) -> dict:
             "payload": entry.payload,
         },
     }
-
-
-def send_to_groups(groups: list[str], events: Callable[[], list[dict]]) -> None:
-    """Every event to every group, in order, in one trip to the channel layer.
-
-    An in-process layer with nobody in these groups would drop them: then they are not even
-    made. (A socket that joins a moment later replays the journal, which already holds them.)"""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    if isinstance(layer, InMemoryChannelLayer):
-        groups = [group for group in groups if layer.groups.get(group)]
-        if not groups:
-            return
-    made = events()
-
-    async def send_all() -> None:
-        for event in made:
-            for group in groups:
-                await layer.group_send(group, event)
-
-    async_to_sync(send_all)()

@@ -5,6 +5,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from runs.engine.entries import PAYLOADS, EntryKind
+
 # The built-in flow that one agent turn runs as.
 AGENT_TURN_FLOW_ID = "agent.turn"
 AGENT_TURN_FLOW_VERSION = "1.1.0"
@@ -22,23 +24,10 @@ class RunStatus(models.TextChoices):
 FINISHED_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
-class JournalKind(models.TextChoices):
-    """Every kind of journal entry, with what its payload holds."""
-
-    RUN_STARTED = "run.started", "run.started: {input, dryRun, readOnly}"
-    NODE_STARTED = "node.started", "node.started: {kind, target, input} (nodeId set)"
-    NODE_COMPLETED = "node.completed", "node.completed: {output} (nodeId set)"
-    MODEL_CALLED = "model.called", "model.called: {model, step, text, toolCalls, usage} (durationMs)"
-    TOOL_CALLED = "tool.called", "tool.called: {callId, toolId, toolVersion, arguments}"
-    TOOL_COMPLETED = "tool.completed", "tool.completed: {callId, toolId, result} (durationMs)"
-    TOOL_FAILED = "tool.failed", "tool.failed: {callId, toolId, result, traceback?} (durationMs)"
-    TOOL_REFUSED = "tool.refused", "tool.refused: {callId, toolId, reason, result}"
-    GUARDRAIL_JUDGED = "guardrail.judged", "guardrail.judged: {callId, guardrail, allowed, reason}"
-    WAIT_SUSPENDED = "wait.suspended", "wait.suspended: {waitpoint} (nodeId set)"
-    WAIT_RESUMED = "wait.resumed", "wait.resumed: {waitpoint, resolution} (nodeId set)"
-    RUN_COMPLETED = "run.completed", "run.completed: {output}"
-    RUN_FAILED = "run.failed", "run.failed: {failureMessage}"
-    RUN_CANCELLED = "run.cancelled", "run.cancelled: {reason}"
+# Every kind of journal entry, with what its payload holds (the engine defines them).
+JournalKind = models.TextChoices(
+    "JournalKind", [(kind.name, (kind.value, f"{kind.value}: {PAYLOADS[kind]}")) for kind in EntryKind]
+)
 
 
 class Run(models.Model):

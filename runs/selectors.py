@@ -4,6 +4,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 
+from runs.engine.state import RunState
 from runs.models import JournalEntry, JournalKind, Run, RunStatus
 
 
@@ -22,21 +23,25 @@ def conversation_history(run: Run) -> list[dict[str, Any]]:
 
 
 def conversation_approvals(run: Run) -> set[str]:
-    """The tools a person approved in the conversation's other turns."""
+    """The tools a person approved a call of in the conversation's other turns."""
     if run.conversation_id is None or run.conversation_id == run.pk:
         # No conversation, or this is its first turn: a next turn cannot start before it ends.
         return set()
     resumed = (
         JournalEntry.objects.filter(run__conversation_id=run.conversation_id, kind=JournalKind.WAIT_RESUMED)
         .exclude(run=run)
-        .values_list("payload", flat=True)
+        .order_by("run_id", "sequence")
+        .only("run_id", "kind", "node_id", "payload")
     )
-    return {
-        payload["waitpoint"]["toolId"]
-        for payload in resumed
-        if (payload.get("waitpoint") or {}).get("kind") == "approval"
-        and payload.get("resolution", {}).get("decision") == "approve"
-    }
+    by_turn: dict = {}
+    for entry in resumed:
+        by_turn.setdefault(entry.run_id, []).append(entry)
+    return {tool for entries in by_turn.values() for tool in RunState.fold(entries).approved_tools()}
+
+
+def run_journal(run: Run) -> list[JournalEntry]:
+    """The run's journal, in order: what ``RunState.fold`` replays."""
+    return list(run.journal.order_by("sequence"))
 
 
 def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):

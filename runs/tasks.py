@@ -1,4 +1,9 @@
-"""Run execution as a task: immediate by default, a database queue with django-tasks-db."""
+"""Run execution as a task: immediate by default, a database queue with django-tasks-db.
+
+The task imports the executor when it runs, not when this module loads: the executor records
+through ``runs.journal``, which queues runs through this module, and this one lazy edge keeps
+that from being an import circle.
+"""
 
 from uuid import UUID
 
@@ -9,7 +14,7 @@ from django.tasks import task, task_backends
 @task()
 def execute_run(run_id: str) -> None:
     """Execute or resume a run. Safe to deliver twice: the executor claims the run first."""
-    from runs.engine.executor import execute
+    from runs.executor import execute
 
     execute(UUID(run_id))
 

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html_join
 
-from kindgi_site.admin_helpers import ReadOnlyAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, pretty_json
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
@@ -91,7 +91,10 @@ class AgentGateOverrideInline(admin.TabularInline):
     form = AgentGateOverrideForm
     extra = 0
     verbose_name = "gate override (beats the agent's code)"
-    verbose_name_plural = "gate overrides set by an admin (they beat the agent's code)"
+    verbose_name_plural = (
+        "gate overrides set by an admin (they beat the agent's code, never the tenant's approval rules: "
+        "a call runs under the stricter of the two)"
+    )
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)

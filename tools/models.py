@@ -106,7 +106,8 @@ class Agent(Definition):
 
 
 class AgentGateOverride(models.Model):
-    """An admin's gate for one tool of one agent version; it beats the agent's code."""
+    """An admin's gate for one tool of one agent version: it beats the agent's code, and like the
+    code it is only the agent's side of the gate (a tenant rule's ask or deny still holds)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="admin_overrides")
     tool_key = models.CharField("tool", max_length=200)

@@ -6,21 +6,34 @@ from rest_framework import serializers
 
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.roles import reviewer_roles
-from kindgi_site.api.fields import StrictBooleanField, StrictCharField, StrictManyRelatedField
-from runs.api.serializers import JsonObjectField
+from approvals.rules import RULE_FIELDS, rule_errors
+from core.api.fields import (
+    JsonObjectField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictManyRelatedField,
+    StrictModelSerializer,
+    StrictSerializer,
+)
 
 
 class SubjectRefSerializer(serializers.Serializer):
     runId = serializers.UUIDField()
     toolId = serializers.CharField()
     toolVersion = serializers.CharField()
-    agentId = serializers.CharField()
+    agentId = serializers.CharField(
+        allow_null=True, help_text="The agent whose call this is; null for a flow step."
+    )
+    flowId = serializers.CharField(allow_null=True, help_text="For a flow's tool step: the flow.")
+    nodeId = serializers.CharField(allow_null=True, help_text="For a flow's tool step: the step's node.")
     callId = serializers.CharField()
-    arguments = JsonObjectField(help_text="The exact arguments the model chose, validated.")
+    arguments = JsonObjectField(help_text="The exact arguments the model (or the flow) chose, validated.")
 
 
 class ProvenanceRefSerializer(serializers.Serializer):
-    runId = serializers.UUIDField(help_text="The agent's own run: the one that waits.")
+    runId = serializers.UUIDField(
+        help_text="The run that waits: the agent's own run, or the flow run whose tool step it is."
+    )
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -70,7 +83,7 @@ class CompletionSerializer(serializers.Serializer):
     waitpointResolved = serializers.BooleanField(source="waitpoint_resolved")
 
 
-class CompleteApprovalSerializer(serializers.Serializer):
+class CompleteApprovalSerializer(StrictSerializer):
     decision = serializers.ChoiceField(choices=DecisionKind.choices)
     rationale = StrictCharField(required=False, allow_blank=True, default="")
     arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
@@ -92,7 +105,7 @@ class ReviewerSerializer(serializers.ModelSerializer):
 ROLE_CHOICES = ", ".join(reviewer_roles())
 
 
-class RegisterReviewerSerializer(serializers.Serializer):
+class RegisterReviewerSerializer(StrictSerializer):
     role = serializers.ChoiceField(
         choices=reviewer_roles(),
         error_messages={
@@ -104,7 +117,7 @@ class RegisterReviewerSerializer(serializers.Serializer):
     )
 
 
-class ApprovalRuleSerializer(serializers.ModelSerializer):
+class ApprovalRuleSerializer(StrictModelSerializer):
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: StrictCharField,
@@ -149,26 +162,16 @@ class ApprovalRuleSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "createdAt"]
 
     def validate(self, data):
-        tenant = self.context["tenant"]
-        rule = ApprovalRule(tenant=tenant, **{k: v for k, v in data.items() if k != "reviewers"})
-        try:
-            rule.clean()
-        except Exception as error:  # Django's ValidationError, by model field name
-            raise serializers.ValidationError(_camel_errors(error)) from None
-        strangers = [
-            u.username
-            for u in data.get("reviewers", [])
-            if getattr(u, "membership", None) is None or u.membership.tenant_id != tenant.pk
-        ]
-        if strangers:
+        """The rule as it would be saved, checked by the one validator rules have."""
+        current = {name: getattr(self.instance, name) for name in RULE_FIELDS} if self.instance else {}
+        fields = current | {name: value for name, value in data.items() if name != "reviewers"}
+        reviewers = data.get("reviewers")
+        errors = rule_errors(fields, tenant=self.context["tenant"], reviewers=reviewers)
+        if errors:
             raise serializers.ValidationError(
-                {"reviewers": f"not members of your tenant: {', '.join(strangers)}"}
+                {_CAMEL.get(field, field): message for field, message in errors.items()}
             )
         return data
 
 
-_CAMEL = {"effect_kind": "effectKind", "required_role": "requiredRole", "condition": "condition"}
-
-
-def _camel_errors(error) -> dict:
-    return {_CAMEL.get(field, field): messages for field, messages in error.message_dict.items()}
+_CAMEL = {"effect_kind": "effectKind", "required_role": "requiredRole", "tool_pattern": "toolPattern"}

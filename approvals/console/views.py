@@ -16,7 +16,7 @@ from approvals.actions import check_complete_approval
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError
 from approvals.models import ApprovalStatus, Reviewer
-from approvals.roles import may_decide
+from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from tools.models import Tool
 from tools.registry import get_registry
@@ -37,14 +37,11 @@ def _not_ready(request, membership, reviewer) -> HttpResponse | None:
     return None
 
 
-def _decidable(reviewer: Reviewer, approval) -> tuple[bool, str]:
-    if approval.status != ApprovalStatus.PENDING:
-        return False, f"already {approval.status}"
-    if not may_decide(reviewer.role, approval.required_role):
-        return False, f"needs the role {approval.required_role} (you are {reviewer.role})"
-    if approval.reviewer_ids and reviewer.user_id not in approval.reviewer_ids:
-        return False, "only the reviewers its rule names may decide it"
-    return True, ""
+def _offer(reviewer: Reviewer, approval, **known) -> tuple[bool, str]:
+    """Whether to offer ``reviewer`` a decision on ``approval``, and if not, why: exactly what
+    the decision action would say (``can_decide``)."""
+    refusal = can_decide(reviewer, approval, **known)
+    return (True, "") if refusal is None else (False, refusal.reason)
 
 
 @login_required
@@ -69,8 +66,14 @@ def queue(request: HttpRequest) -> HttpResponse:
             "key", "version", "effects", "is_read_only"
         )
     }
+    now = timezone.now()
+    names = names_of_reviewers({user_id for a in page for user_id in a.reviewer_ids})
     rows = [
-        {"approval": a, "tool": tools.get((a.tool_key, a.tool_version)), "decidable": _decidable(reviewer, a)}
+        {
+            "approval": a,
+            "tool": tools.get((a.tool_key, a.tool_version)),
+            "decidable": _offer(reviewer, a, now=now, reviewer_names=names),
+        }
         for a in page
     ]
     # No ordering: with one, DISTINCT would count the ordering column too, and return every row.
@@ -136,7 +139,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
         "messages_list": run.messages,
         "form": form,
         "errors": errors,
-        "decidable": _decidable(reviewer, approval),
+        "decidable": _offer(reviewer, approval),
         "reviewer": reviewer,
     }
     return render(request, "console/approval.html", context, status=status)

@@ -13,7 +13,8 @@ from approvals.exceptions import (
     DecisionForbiddenError,
     NotAReviewerError,
 )
-from kindgi_site.api.parsers import RequestTooLarge
+from core.api.errors import error_body, field_details
+from core.api.parsers import RequestTooLarge
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from tenants.exceptions import NotAMemberError
 
@@ -44,10 +45,6 @@ DRF_CODES = {
 }
 
 
-def error_body(code: str, message: str, details: dict | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
-
-
 def _field_errors(detail, path: str = "") -> list[str]:
     """DRF's nested error detail as ``/field/…: message`` lines."""
     if isinstance(detail, dict):
@@ -63,8 +60,8 @@ def api_exception_handler(exc, context):
     for error_class, http_status, code in DOMAIN_ERRORS:
         if isinstance(exc, error_class):
             errors = getattr(exc, "errors", None)
-            details = {"errors": list(errors)} if errors else {}
-            message = str(exc) if not errors else "; ".join(details["errors"])
+            details = field_details(errors) if errors else {}
+            message = str(exc) if not errors else "; ".join(errors)
             return Response(error_body(code, message, details), status=http_status)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
@@ -74,7 +71,7 @@ def api_exception_handler(exc, context):
     code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "error")
     if isinstance(exc, exceptions.ValidationError):
         errors = _field_errors(exc.detail)
-        body = error_body(code, "; ".join(errors), {"errors": errors})
+        body = error_body(code, "; ".join(errors), field_details(errors))
     else:
         body = error_body(code, str(exc.detail))
     response.data = body

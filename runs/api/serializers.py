@@ -1,27 +1,15 @@
 """Runs and journal entries on the wire (DESIGN §4), camelCase."""
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from kindgi_site.api.fields import StrictBooleanField, StrictCharField
-from runs.models import JournalEntry, Run, RunStatus
-
-
-@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
-class JsonObjectField(serializers.JSONField):
-    pass
-
-
-@extend_schema_field(
-    {
-        "type": "object",
-        "additionalProperties": True,
-        "nullable": True,
-        "description": "Any JSON value: the flow's output, or the agent's {reply}.",
-    }
+from core.api.fields import (
+    JsonObjectField,
+    JsonValueField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
 )
-class JsonValueField(serializers.JSONField):
-    pass
+from runs.models import JournalEntry, Run, RunStatus
 
 
 class ToolCallSerializer(serializers.Serializer):
@@ -120,7 +108,7 @@ class JournalPageSerializer(serializers.Serializer):
     )
 
 
-class StartRunSerializer(serializers.Serializer):
+class StartRunSerializer(StrictSerializer):
     flowId = StrictCharField(required=False, help_text="The flow to run; or give agentId.")
     agentId = StrictCharField(required=False, help_text="The agent to run one turn of; or give flowId.")
     version = StrictCharField(required=False, help_text="By default, the newest loaded version.")

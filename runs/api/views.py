@@ -4,9 +4,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kindgi_site.api.fields import choice_param
-from kindgi_site.api.pagination import ItemsCursorPagination
-from kindgi_site.api.permissions import IsTenantMember
+from core.api.fields import choice_param
+from core.api.pagination import ItemsCursorPagination
+from core.api.permissions import IsTenantMember
 from runs.actions import check_start_run, do_cancel_run
 from runs.api.serializers import (
     JournalEntrySerializer,

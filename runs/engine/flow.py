@@ -1,186 +1,141 @@
-"""Execute a flow run: its nodes in order, each at most once, continuing from the journal."""
+"""A flow run: its nodes in order, each at most once, continuing from the journal.
 
+A tool step's call goes through the call policy like an agent's (with no agent gate: the
+tenant's rules gate it); a refusal fails the flow, an ask suspends it on an approval. An
+agent step runs as a child run, which the recorder makes and executes.
+"""
+
+from dataclasses import replace
 from typing import Any
 
-from kindgi import AgentDefinition, FlowDefinition, Registry, ToolContext
+from kindgi import FlowDefinition, Registry, ToolContext
 from kindgi.flows import FlowNode, NodeKind
-from runs import actions
-from runs.engine.agent import INTERRUPTED, interrupted_waitpoint
+from runs.engine.entries import Entry, EntryKind
+from runs.engine.inputs import validate_run_input
 from runs.engine.invocation import CallStatus, invoke
-from runs.engine.outcomes import Completed, Entry, Failed, Outcome, Suspended
+from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
+from runs.engine.policy import PolicyContext, ProposedCall, Ready, Refused, Stop, prepare, proposed
+from runs.engine.recorder import CHILD_COMPLETED, CHILD_ENDED_BADLY, Recorder
+from runs.engine.state import RunState
 from runs.engine.templates import TemplateError, resolve_template
+from runs.engine.turn import called_entry, refusal_entry, result_entry
+from runs.engine.waitpoints import child_run_waitpoint
 from runs.exceptions import RunInputError
-from runs.models import JournalKind, Run, RunStatus
-
-DRY_RUN_REFUSAL = (
-    'dry-run-effectful-tool: tool "{tool_id}" is not declared read-only (mutating: false), '
-    "so it does not run in a dry run"
-)
-READ_ONLY_RUN_REFUSAL = (
-    'read-only-run: tool "{tool_id}" is not read-only, so it does not run in a read-only run'
-)
 
 
-class FlowExecution:
-    def __init__(self, run: Run, *, token: str, flow: FlowDefinition, registry: Registry):
-        self.run = run
-        self.token = token
+class FlowRun:
+    def __init__(
+        self,
+        *,
+        flow: FlowDefinition,
+        registry: Registry,
+        state: RunState,
+        ctx: PolicyContext,
+        recorder: Recorder,
+    ):
         self.flow = flow
         self.registry = registry
-        journal = list(run.journal.all())
-        self.outputs: dict[str, Any] = {
-            e.node_id: e.payload["output"] for e in journal if e.kind == JournalKind.NODE_COMPLETED
-        }
-        self.started_nodes = {e.node_id for e in journal if e.kind == JournalKind.NODE_STARTED}
-        self.recoveries = {
-            e.payload["waitpoint"]["callId"]: e.payload["resolution"]
-            for e in journal
-            if e.kind == JournalKind.WAIT_RESUMED
-            and (e.payload.get("waitpoint") or {}).get("subjectKind") == INTERRUPTED
-        }
+        self.state = state
+        self.ctx = ctx
+        self.run = ctx.run
+        self.recorder = recorder
 
     def unrecorded(self) -> tuple[list, None]:
         """A flow records each step as it goes: nothing waits for the run's end."""
         return [], None
 
+    def _record(self, *entries: Entry) -> None:
+        self.recorder.record(entries)
+        for entry in entries:
+            self.state.apply(entry.kind, entry.node_id, entry.payload or {})
+
     def execute(self) -> Outcome:
+        outputs = self.state.node_outputs
         for node in self.flow.nodes:
-            if node.id in self.outputs:
+            if node.id in outputs:
                 continue  # the journal says it is done: never again
             try:
-                node_input = resolve_template(node.input, flow_input=self.run.input, outputs=self.outputs)
+                node_input = resolve_template(node.input, flow_input=self.run.input, outputs=outputs)
             except TemplateError as error:
                 return Failed(message=f'node "{node.id}": its input {error}')
-            if node.kind == NodeKind.TOOL:
-                outcome = self._tool_step(node, node_input)
-            else:
-                outcome = self._agent_step(node, node_input)
+            step = self._tool_step if node.kind == NodeKind.TOOL else self._agent_step
+            outcome = step(node, node_input)
             if not isinstance(outcome, Completed):
                 return outcome
-            self.outputs[node.id] = outcome.output
         try:
-            output = resolve_template(self.flow.output, flow_input=self.run.input, outputs=self.outputs)
+            output = resolve_template(self.flow.output, flow_input=self.run.input, outputs=outputs)
         except TemplateError as error:
             return Failed(message=f"flow output: {error}")
         return Completed(output=output)
 
-    def _record(self, *entries: Entry) -> None:
-        actions.do_record(self.run.pk, token=self.token, entries=entries)
-
     def _tool_step(self, node: FlowNode, node_input: Any) -> Outcome:
-        tool = self.registry.tool(node.target, node.version)
-        if tool is None:
-            return Failed(message=f'node "{node.id}": tool {node.target}@{node.version} is not loaded')
-        if self.run.dry_run and not tool.is_read_only:
-            return Failed(message=DRY_RUN_REFUSAL.format(tool_id=tool.id))
-        if self.run.read_only and not tool.is_read_only:
-            return Failed(message=READ_ONLY_RUN_REFUSAL.format(tool_id=tool.id))
-        if node.id in self.started_nodes and not tool.idempotent:
-            # Started before but never recorded as done: it may have had its effect. A person decides.
-            recovery = self.recoveries.get(node.id)
-            if recovery is None:
-                return Suspended(waitpoint=interrupted_waitpoint(node.id, tool, node_input), node_id=node.id)
-            if recovery.get("decision") != "approve":
-                return Failed(
-                    message=f'interrupted-tool-call: node "{node.id}" called tool "{tool.id}", which is not '
-                    "idempotent, and stopped before recording its result; a reviewer chose not to repeat it"
-                )
-        call_id = node.id
-        self._record(
-            Entry(
-                kind=JournalKind.NODE_STARTED,
-                node_id=node.id,
-                payload={"kind": "tool", "target": tool.id, "input": node_input},
-            ),
-            Entry(
-                kind=JournalKind.TOOL_CALLED,
-                node_id=node.id,
-                payload={
-                    "callId": call_id,
-                    "toolId": tool.id,
-                    "toolVersion": tool.version,
-                    "arguments": node_input,
-                },
-            ),
+        ctx = step_context(self.ctx, node, self.registry)
+        call = proposed(
+            call_id=node.id, tool_id=node.target, arguments=node_input, node_id=node.id, state=self.state
         )
+        verdict = prepare(call, self.state, ctx)
+        if isinstance(verdict, Refused):
+            self._record(refusal_entry(verdict))
+            return Failed(message=verdict.failure)
+        if isinstance(verdict, Stop):
+            return Failed(message=verdict.message)
+        if not isinstance(verdict, Ready):
+            return Suspended(waitpoint=verdict.waitpoint, node_id=node.id)
+        return self._call(node, verdict.call)
+
+    def _call(self, node: FlowNode, call: ProposedCall) -> Outcome:
+        started = Entry(
+            kind=EntryKind.NODE_STARTED,
+            node_id=node.id,
+            payload={"kind": "tool", "target": call.tool.id, "input": call.json_arguments},
+        )
+        self._record(started, called_entry(call))
         context = ToolContext(
-            run_id=str(self.run.pk),
-            call_id=call_id,
-            idempotency_key=f"{self.run.pk}:{call_id}",
+            run_id=self.run.id,
+            call_id=call.call_id,
+            idempotency_key=f"{self.run.id}:{call.call_id}",
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,
         )
-        invocation = invoke(tool, node_input, context)
+        invocation = invoke(call.tool, call.validated, context)
+        result = result_entry(call, invocation, for_a_model=False)
         if invocation.status == CallStatus.COMPLETED:
+            output = invocation.result
             self._record(
-                Entry(
-                    kind=JournalKind.TOOL_COMPLETED,
-                    node_id=node.id,
-                    duration_ms=invocation.duration_ms,
-                    payload={"callId": call_id, "toolId": tool.id, "result": invocation.result},
-                ),
-                Entry(
-                    kind=JournalKind.NODE_COMPLETED, node_id=node.id, payload={"output": invocation.result}
-                ),
+                result, Entry(kind=EntryKind.NODE_COMPLETED, node_id=node.id, payload={"output": output})
             )
-            return Completed(output=invocation.result)
-        payload = {"callId": call_id, "toolId": tool.id, "result": invocation.result}
-        if invocation.traceback:
-            payload["traceback"] = invocation.traceback
-        self._record(
-            Entry(
-                kind=JournalKind.TOOL_FAILED,
-                node_id=node.id,
-                duration_ms=invocation.duration_ms,
-                payload=payload,
-            )
-        )
+            return Completed(output=output)
+        self._record(result)
         error = invocation.result["error"]
-        return Failed(
-            message=f'tool-failed: node "{node.id}": tool "{tool.id}" returned '
-            f"{error['code']}: {error['message']}"
-        )
+        returned = f"{error['code']}: {error['message']}"
+        return Failed(message=f'tool-failed: node "{node.id}": tool "{call.tool.id}" returned {returned}')
 
     def _agent_step(self, node: FlowNode, node_input: Any) -> Outcome:
-        agent: AgentDefinition | None = self.registry.agent(node.target, node.version)
+        agent = self.registry.agent(node.target, node.version)
         if agent is None:
             return Failed(message=f'node "{node.id}": agent {node.target}@{node.version} is not loaded')
         try:
-            child_input = actions.validate_run_input(agent, node_input)
+            child_input = validate_run_input(agent, node_input)
         except RunInputError as error:
             return Failed(message=f'node "{node.id}": {error}')
-        child = actions.do_get_or_create_child_run(
-            parent_id=self.run.pk,
-            token=self.token,
+        started = Entry(
+            kind=EntryKind.NODE_STARTED,
             node_id=node.id,
-            agent=agent,
-            input=child_input,
-            entries=[
-                Entry(
-                    kind=JournalKind.NODE_STARTED,
-                    node_id=node.id,
-                    payload={"kind": "agent", "target": agent.id, "input": child_input},
-                )
-            ],
+            payload={"kind": "agent", "target": agent.id, "input": child_input},
         )
-        if child.status == RunStatus.QUEUED:
-            from runs.engine.executor import execute
+        child = self.recorder.run_child(node_id=node.id, agent=agent, input=child_input, entries=[started])
+        if child.status == CHILD_COMPLETED:
+            output = {"reply": (child.output or {}).get("reply", "")}
+            self._record(Entry(kind=EntryKind.NODE_COMPLETED, node_id=node.id, payload={"output": output}))
+            return Completed(output=output)
+        if child.status in CHILD_ENDED_BADLY:
+            because = f": {child.failure_message}" if child.failure_message else ""
+            return Failed(message=f'node "{node.id}": agent run {child.id} {child.status}{because}')
+        # Suspended, or executing elsewhere: wait for it to finish.
+        return Suspended(waitpoint=child_run_waitpoint(child.id), node_id=node.id)
 
-            execute(child.pk)  # an agent step runs inside its flow's execution
-            child.refresh_from_db()
-        match child.status:
-            case RunStatus.COMPLETED:
-                output = {"reply": (child.output or {}).get("reply", "")}
-                self._record(
-                    Entry(kind=JournalKind.NODE_COMPLETED, node_id=node.id, payload={"output": output})
-                )
-                return Completed(output=output)
-            case RunStatus.FAILED | RunStatus.CANCELLED:
-                return Failed(
-                    message=f'node "{node.id}": agent run {child.pk} {child.status}'
-                    + (f": {child.failure_message}" if child.failure_message else "")
-                )
-            case _:  # suspended, or executing elsewhere: wait for it to finish
-                return Suspended(
-                    waitpoint={"kind": actions.CHILD_RUN_WAITPOINT, "runId": str(child.pk)}, node_id=node.id
-                )
+
+def step_context(ctx: PolicyContext, node: FlowNode, registry: Registry) -> PolicyContext:
+    """A tool step's context: its one tool, the tenant's rules, and no agent gate."""
+    tools = {node.target: registry.tool(node.target, node.version)}
+    return replace(ctx, tools=tools, agent_id="", agent_gates=None, guardrails=())

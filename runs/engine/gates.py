@@ -1,17 +1,18 @@
 """The gate for one tool call: run it, ask a person first, or refuse it.
 
-Pure. Resolution order:
+Pure, and table-tested. A call's gate is the stricter of two:
 
-1. the run's policy: a read-only run refuses tools that are not read-only;
-2. the agent's override for the tool, ``always_ask`` or ``never_ask``: an
-   admin's override replaces the code's; an override with a condition applies
-   only when its condition holds on the call's arguments;
-3. the tenant's approval rules: the most specific matching rule decides
-   (see ``Rule.precedence``);
-4. the default: an agent with ``hitl.tools`` runs read-only tools without
-   asking and asks before any other tool on its first use in the
-   conversation (a person's approval there lets later calls run); an agent
-   without ``hitl.tools`` has no gates of its own.
+- the agent's gate: its override for the tool (``always_ask`` or ``never_ask``; an admin's
+  replaces the code's; an override with a condition applies only when the condition holds on
+  the call's arguments), else the default: with ``hitl.tools``, a read-only tool runs and any
+  other tool asks on its first use in the conversation; without ``hitl.tools``, no agent gate.
+  A flow's tool step has no agent gate.
+- the tenant's gate: the most specific matching approval rule (``Rule.precedence``).
+
+Tenant policy is a floor that code cannot lower: a tenant ``deny`` always wins, and an ask
+from either side asks. When both ask, the approval needs the highest role either names, waits
+the shortest TTL, and only the rule's named reviewers (if any) may decide it. (Agents name no
+role, TTL or reviewers today, so those come from the rule.)
 """
 
 import fnmatch
@@ -43,6 +44,9 @@ class GateDecision:
     ttl_seconds: int | None = None
     reviewer_ids: tuple[int, ...] = ()
     rule_id: int | None = None
+    rule_name: str = ""
+    # For a REFUSE by a rule: the reason the rule gives, told to the model and in the run's failure.
+    rule_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"gate": self.gate.value, "reason": self.reason}
@@ -52,6 +56,7 @@ class GateDecision:
             "ttlSeconds": self.ttl_seconds,
             "reviewerIds": list(self.reviewer_ids),
             "ruleId": self.rule_id,
+            "ruleName": self.rule_name,
         }
         data.update({key: value for key, value in optional.items() if value})
         return data
@@ -59,10 +64,11 @@ class GateDecision:
 
 @dataclass(frozen=True, kw_only=True)
 class CallFacts:
-    """What the gate may look at: the tool, the agent, what the tool touches, the arguments."""
+    """What the gate may look at: the tool, the agent (empty for a flow step), what the tool
+    touches, the arguments."""
 
     tool_id: str
-    agent_id: str
+    agent_id: str = ""
     read_only: bool
     effects: tuple[tuple[str, str], ...] = ()
     arguments: Mapping[str, Any] | None = None
@@ -87,6 +93,15 @@ class Override:
     def describe(self) -> str:
         condition = f" when {self.when_text}" if self.when_text else ""
         return f"override {self.gate}{condition} ({self.source})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentGates:
+    """The agent's side of the gate: whether ``hitl.tools`` is present, and its overrides by tool
+    id (an admin's already in place of the code's)."""
+
+    enabled: bool
+    overrides: Mapping[str, Override]
 
 
 class RuleGate(StrEnum):
@@ -158,26 +173,48 @@ def matching_rule(rules: Sequence[Rule], call: CallFacts) -> Rule | None:
 def decide_gate(
     *,
     call: CallFacts,
-    read_only_run: bool,
-    gates_enabled: bool,
-    overrides: Mapping[str, Override],
+    agent: AgentGates | None,
     rules: Sequence[Rule] = (),
     approved_tools: Collection[str] = (),
 ) -> GateDecision:
-    if read_only_run and not call.read_only:
+    """The stricter of the agent's gate and the tenant's; ``agent`` is None for a flow's step."""
+    tenant = tenant_gate(call, rules, approved_tools)
+    if tenant is not None and tenant.gate == Gate.REFUSE:
+        return tenant
+    sides = [side for side in (agent_gate(call, agent, approved_tools), tenant) if side is not None]
+    if not sides:
+        return GateDecision(gate=Gate.RUN, reason="no gate: a flow step that no rule matches")
+    asking = [side for side in sides if side.gate == Gate.ASK]
+    if not asking:
         return GateDecision(
-            gate=Gate.REFUSE,
-            code=TOOL_NOT_ALLOWED,
-            reason=f'run policy: this is a read-only run and tool "{call.tool_id}" is not read-only',
+            gate=Gate.RUN,
+            reason="; ".join(side.reason for side in sides),
+            rule_id=tenant.rule_id if tenant else None,
+            rule_name=tenant.rule_name if tenant else "",
         )
-    override = overrides.get(call.tool_id)
+    ttls = [side.ttl_seconds for side in asking if side.ttl_seconds]
+    named = next((side for side in asking if side.rule_id is not None), None)
+    return GateDecision(
+        gate=Gate.ASK,
+        reason="; ".join(side.reason for side in asking),
+        required_role=next((side.required_role for side in asking if side.required_role), ""),
+        ttl_seconds=min(ttls) if ttls else None,
+        reviewer_ids=named.reviewer_ids if named else (),
+        rule_id=named.rule_id if named else None,
+        rule_name=named.rule_name if named else "",
+    )
+
+
+def agent_gate(
+    call: CallFacts, agent: AgentGates | None, approved_tools: Collection[str]
+) -> GateDecision | None:
+    if agent is None:
+        return None
+    override = agent.overrides.get(call.tool_id)
     if override is not None and override.applies(call.arguments):
         gate = Gate.ASK if override.gate == "always_ask" else Gate.RUN
         return GateDecision(gate=gate, reason=override.describe())
-    rule = matching_rule(rules, call)
-    if rule is not None:
-        return _rule_decision(rule, call, approved_tools)
-    if not gates_enabled:
+    if not agent.enabled:
         return GateDecision(gate=Gate.RUN, reason="default: the agent has no tool gates")
     if call.read_only:
         return GateDecision(gate=Gate.RUN, reason="default: the tool is read-only")
@@ -186,19 +223,27 @@ def decide_gate(
     return GateDecision(gate=Gate.ASK, reason="default: first use of a tool that is not read-only")
 
 
-def _rule_decision(rule: Rule, call: CallFacts, approved_tools: Collection[str]) -> GateDecision:
+def tenant_gate(
+    call: CallFacts, rules: Sequence[Rule], approved_tools: Collection[str]
+) -> GateDecision | None:
+    rule = matching_rule(rules, call)
+    if rule is None:
+        return None
     reason = f'rule "{rule.name}" ({rule.gate.value})'
+    named = {"rule_id": rule.id, "rule_name": rule.name}
     if rule.gate == RuleGate.DENY:
         why = f": {rule.reason}" if rule.reason else ""
-        return GateDecision(gate=Gate.REFUSE, code=TOOL_NOT_ALLOWED, reason=reason + why, rule_id=rule.id)
+        return GateDecision(
+            gate=Gate.REFUSE, code=TOOL_NOT_ALLOWED, reason=reason + why, rule_reason=rule.reason, **named
+        )
     if rule.gate == RuleGate.NEVER_ASK or (rule.gate == RuleGate.ASK_ONCE and call.tool_id in approved_tools):
         suffix = ", approved earlier in this conversation" if rule.gate == RuleGate.ASK_ONCE else ""
-        return GateDecision(gate=Gate.RUN, reason=reason + suffix, rule_id=rule.id)
+        return GateDecision(gate=Gate.RUN, reason=reason + suffix, **named)
     return GateDecision(
         gate=Gate.ASK,
         reason=reason,
         required_role=rule.required_role,
         ttl_seconds=rule.ttl_seconds,
         reviewer_ids=rule.reviewer_ids,
-        rule_id=rule.id,
+        **named,
     )

@@ -1,11 +1,16 @@
-"""The input model of an agent turn: ``userMessage`` plus the agent's declared parameters."""
+"""A run's input: what a flow's input model or an agent turn's (``userMessage`` plus the agent's
+declared parameters) accepts, refusing unknown fields, and a user's prompt redacted."""
 
 import functools
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from kindgi import AgentDefinition
+from core.redaction import redact_prompt
+from core.secrets import provider_secrets
+from kindgi import AgentDefinition, FlowDefinition
+from runs.engine.validation import field_errors, strictly_validate
+from runs.exceptions import RunInputError
 
 _JSON_TYPES: dict[str, Any] = {
     "string": str,
@@ -33,3 +38,16 @@ def _model_for(agent_id: str, version: str, parameters: tuple) -> type[BaseModel
 def agent_input_model(agent: AgentDefinition) -> type[BaseModel]:
     parameters = tuple((p.name, p.schema.get("type"), p.required) for p in agent.parameters)
     return _model_for(agent.id, agent.version, parameters)
+
+
+def validate_run_input(target: FlowDefinition | AgentDefinition, data: Any) -> dict[str, Any]:
+    """The input as the run will store it, or ``RunInputError`` naming each bad field."""
+    model = target.input_model if isinstance(target, FlowDefinition) else agent_input_model(target)
+    try:
+        validated = strictly_validate(model, data)
+    except ValidationError as error:
+        raise RunInputError(field_errors(error, model)) from None
+    value = validated.model_dump(mode="json", by_alias=True, exclude_unset=False)
+    if isinstance(target, AgentDefinition):
+        value["userMessage"] = redact_prompt(value["userMessage"], secrets=provider_secrets())
+    return value

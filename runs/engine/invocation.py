@@ -1,4 +1,4 @@
-"""Calling one tool: validate its input, call it, and turn every failure into data for the model.
+"""Calling one tool: check its input, call it, and turn every failure into data for the model.
 
 The model never sees an exception. Invalid input never reaches the tool; the
 model gets ``{"success": false, "error": {code, message, retryable,
@@ -11,19 +11,17 @@ becomes ``TOOL_FAILED``, its traceback kept for the journal only.
 import json
 import time
 import traceback
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
+from core.conf import setting
+from core.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
 from kindgi import ToolContext, ToolDefinition, ToolError
-from kindgi_site.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
-from runs.metrics import TOOL_CALL_SECONDS
+from runs.engine.validation import field_errors, strictly_validate
 
-INPUT_ERROR_LIMIT = 5
 INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
 INVALID_TOOL_OUTPUT = "INVALID_TOOL_OUTPUT"
 TOOL_FAILED = "TOOL_FAILED"
@@ -56,55 +54,67 @@ def error_data(code: str, message: str, *, retryable: bool, recommended_action: 
     }
 
 
-def json_pointer(location: Iterable[str | int]) -> str:
-    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
-    return "/" + "/".join(parts)
+@dataclass(frozen=True, kw_only=True)
+class InvalidArguments:
+    """Why a call's arguments do not fit its tool: at most five field errors, and how many more."""
 
+    errors: tuple[str, ...]
+    more: int = 0
+    too_big: bool = False
 
-def field_errors(error: ValidationError, *, limit: int = INPUT_ERROR_LIMIT) -> list[str]:
-    """``/<json-pointer>: <message>`` for at most ``limit`` of the errors."""
-    return [f"{json_pointer(item['loc'])}: {item['msg']}" for item in error.errors()[:limit]]
+    def as_data(self) -> dict[str, Any]:
+        if self.too_big:
+            message = "The tool input is invalid: " + self.errors[0].removeprefix("/: ")
+            return error_data(
+                INVALID_TOOL_INPUT,
+                message,
+                retryable=True,
+                recommended_action="Send smaller, flatter arguments.",
+            )
+        message = "The tool input is invalid: " + "; ".join(self.errors)
+        if self.more:
+            message += f" (and {self.more} more)"
+        return error_data(
+            INVALID_TOOL_INPUT,
+            message,
+            retryable=True,
+            recommended_action="Correct the invalid field and retry the request.",
+        )
 
 
 def oversized_arguments(arguments: Any) -> str | None:
     """Why arguments are too big to validate, or None."""
-    depth = settings.KINDGI_MAX_JSON_DEPTH
+    depth = setting("KINDGI_MAX_JSON_DEPTH")
     if nesting_depth_exceeds(arguments, depth):
         return f"the arguments nest more than {depth} levels deep"
     if holds_nul(arguments):
         return "the arguments hold a NUL character (\\u0000)"
-    limit = settings.KINDGI_MAX_TOOL_ARGUMENTS_BYTES
+    limit = setting("KINDGI_MAX_TOOL_ARGUMENTS_BYTES")
     size = len(json.dumps(arguments, default=str).encode())
     if size > limit:
         return f"the arguments are {size} bytes of JSON, more than the limit of {limit}"
     return None
 
 
+def check_arguments(tool: ToolDefinition, arguments: Any) -> BaseModel | InvalidArguments:
+    """The tool's input, validated strictly (an unknown field is an error), or why not."""
+    if (refusal := oversized_arguments(arguments)) is not None:
+        return InvalidArguments(errors=(f"/: {refusal}",), too_big=True)
+    try:
+        return strictly_validate(tool.input_model, arguments)
+    except ValidationError as error:
+        listed = field_errors(error, tool.input_model)
+        return InvalidArguments(errors=tuple(listed), more=error.error_count() - len(listed))
+
+
 def validate_arguments(
     tool: ToolDefinition, arguments: Any
 ) -> tuple[BaseModel | None, dict[str, Any] | None]:
-    """Return the validated input, or the error data the model receives instead."""
-    if (refusal := oversized_arguments(arguments)) is not None:
-        return None, error_data(
-            INVALID_TOOL_INPUT,
-            f"The tool input is invalid: {refusal}",
-            retryable=True,
-            recommended_action="Send smaller, flatter arguments.",
-        )
-    try:
-        return tool.input_model.model_validate(arguments), None
-    except ValidationError as error:
-        listed = field_errors(error)
-        hidden = error.error_count() - len(listed)
-        message = "The tool input is invalid: " + "; ".join(listed)
-        if hidden:
-            message += f" (and {hidden} more)"
-        return None, error_data(
-            INVALID_TOOL_INPUT,
-            message,
-            retryable=True,
-            recommended_action="Correct the invalid field and retry the request.",
-        )
+    """The validated input, or the error data the model receives instead."""
+    checked = check_arguments(tool, arguments)
+    if isinstance(checked, InvalidArguments):
+        return None, checked.as_data()
+    return checked, None
 
 
 def dump_output(tool: ToolDefinition, value: Any) -> Any:
@@ -114,32 +124,26 @@ def dump_output(tool: ToolDefinition, value: Any) -> Any:
 
 
 def invoke(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
+    """Call ``tool``. ``arguments`` is its validated input (as the call policy leaves it) or JSON,
+    which is checked here first: nothing invalid reaches a tool, whoever calls this."""
     started = time.perf_counter()
-    invocation = _invoke(tool, arguments, context, started)
-    TOOL_CALL_SECONDS.labels(tool=tool.id, outcome=invocation.status.value).observe(
-        time.perf_counter() - started
-    )
-    return invocation
 
+    def finished(status: CallStatus, result: Any, trace: str = "") -> Invocation:
+        duration = round((time.perf_counter() - started) * 1000)
+        return Invocation(status=status, result=result, duration_ms=duration, traceback=trace)
 
-def _invoke(tool: ToolDefinition, arguments: Any, context: ToolContext, started: float) -> Invocation:
-
-    def elapsed() -> int:
-        return round((time.perf_counter() - started) * 1000)
-
-    tool_input, invalid = validate_arguments(tool, arguments)
-    if invalid is not None:
-        return Invocation(status=CallStatus.FAILED, result=invalid, duration_ms=elapsed())
+    tool_input = arguments
+    if not isinstance(arguments, tool.input_model):
+        tool_input = check_arguments(tool, arguments)
+        if isinstance(tool_input, InvalidArguments):
+            return finished(CallStatus.FAILED, tool_input.as_data())
     try:
         value = tool(tool_input, context) if tool.takes_context else tool(tool_input)
     except ToolError as error:
         result = error_data(
-            error.code,
-            error.message,
-            retryable=error.retryable,
-            recommended_action=error.recommended_action,
+            error.code, error.message, retryable=error.retryable, recommended_action=error.recommended_action
         )
-        return Invocation(status=CallStatus.FAILED, result=result, duration_ms=elapsed())
+        return finished(CallStatus.FAILED, result)
     except Exception as error:
         result = error_data(
             TOOL_FAILED,
@@ -147,20 +151,16 @@ def _invoke(tool: ToolDefinition, arguments: Any, context: ToolContext, started:
             retryable=False,
             recommended_action="Do not retry; tell the user the tool failed.",
         )
-        return Invocation(
-            status=CallStatus.FAILED,
-            result=result,
-            duration_ms=elapsed(),
-            traceback=traceback.format_exc(),
-        )
+        return finished(CallStatus.FAILED, result, traceback.format_exc())
     try:
         result = without_nul(dump_output(tool, value))  # storable, whatever the tool returned
     except ValidationError as error:
         result = error_data(
             INVALID_TOOL_OUTPUT,
-            "The tool returned output that does not match its output type: " + "; ".join(field_errors(error)),
+            "The tool returned output that does not match its output type: "
+            + "; ".join(field_errors(error, tool.output_model)),
             retryable=False,
             recommended_action="Do not retry; tell the user the tool failed.",
         )
-        return Invocation(status=CallStatus.FAILED, result=result, duration_ms=elapsed())
-    return Invocation(status=CallStatus.COMPLETED, result=result, duration_ms=elapsed())
+        return finished(CallStatus.FAILED, result)
+    return finished(CallStatus.COMPLETED, result)

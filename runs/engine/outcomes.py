@@ -23,13 +23,3 @@ class Failed:
 
 
 Outcome = Completed | Suspended | Failed
-
-
-@dataclass(frozen=True, kw_only=True)
-class Entry:
-    """A journal entry the engine asks to record."""
-
-    kind: str
-    node_id: str = ""
-    payload: dict[str, Any] | None = None
-    duration_ms: int | None = None

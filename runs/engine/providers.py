@@ -13,7 +13,6 @@ import os
 import re
 from typing import Any
 
-from django.conf import settings
 from openai import AsyncOpenAI
 from pydantic_ai import exceptions as pai_errors
 from pydantic_ai.direct import model_request_sync
@@ -35,10 +34,11 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.tools import ToolDefinition
 
+from core.conf import setting
+from core.redaction import redact_prompt
+from core.secrets import provider_secrets
 from kindgi import ModelReply, ModelRequest, ToolCall, Usage
 from runs.engine.models import ModelError
-from runs.engine.redaction import redact_prompt
-from runs.secrets import provider_secrets
 
 _RETRYABLE = (
     pai_errors.ModelRateLimitError,
@@ -59,7 +59,7 @@ def function_name(tool_id: str) -> str:
 
 
 def _timeout() -> float:
-    return float(getattr(settings, "KINDGI_MODEL_TIMEOUT_SECONDS", 60))
+    return float(setting("KINDGI_MODEL_TIMEOUT_SECONDS"))
 
 
 def _openai_client(*, api_key: str, base_url: str | None = None) -> AsyncOpenAI:

@@ -26,6 +26,8 @@ def test_the_pending_approval_has_the_seeds_shape(api):
         "toolId": "acme-ops.post-update",
         "toolVersion": "0.1.0",
         "agentId": "acme-ops.status-agent",
+        "flowId": None,
+        "nodeId": None,
         "callId": "call_post_update",
         "arguments": {"message": "Checkout is back to normal."},
     }

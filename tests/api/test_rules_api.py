@@ -61,7 +61,7 @@ def test_bad_rules_name_each_field(admin_api):
     assert any(line.startswith("/effectKind: not one of") for line in errors)
     stranger = member("eve", tenant=other_tenant())
     third = admin_api.post("/api/v1/approval-rules", RULE | {"reviewers": [stranger.username]}, format="json")
-    assert third.json()["error"]["details"]["errors"] == ["/reviewers: not members of your tenant: eve"]
+    assert third.json()["error"]["details"]["errors"] == ["/reviewers: not members of Acme: eve"]
     assert not ApprovalRule.objects.exists()
 
 

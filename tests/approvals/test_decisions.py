@@ -47,6 +47,8 @@ class TestTheSeedStory:
             "toolId": "acme-ops.post-update",
             "toolVersion": "0.1.0",
             "agentId": "acme-ops.status-agent",
+            "flowId": None,
+            "nodeId": None,
             "callId": "call_post_update",
             "arguments": {"message": "Checkout is back to normal."},
         }

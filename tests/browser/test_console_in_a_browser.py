@@ -98,10 +98,12 @@ def test_a_reviewer_with_too_low_a_role_cannot_decide(server, page):
     Approval.objects.filter(pk=approval.pk).update(required_role="senior")
     sign_in(page, server, "ada")
     expect(page.locator("tr.approval-row")).to_contain_text(
-        "Can't decide: needs the role senior (you are standard)"
+        "Can't decide: this approval needs a reviewer with the role 'senior' or higher; Ada is 'standard'"
     )
     page.goto(f"{server.url}/console/approvals/{approval.pk}/")
-    expect(page.locator(".status-locked")).to_contain_text("You can't decide this: needs the role senior")
+    expect(page.locator(".status-locked")).to_contain_text(
+        "You can't decide this: this approval needs a reviewer with the role 'senior'"
+    )
     expect(page.locator("#approve")).to_have_count(0)
 
 

@@ -60,7 +60,10 @@ def test_an_unknown_flow(cli):
 
 def test_invalid_input_names_the_field(cli):
     code, _, err = cli("runs", "start", "--flow=my-pack.check-order", '--input={"order": "ord_1001"}')
-    assert (code, one_line(err)) == (1, "kindgi: /input/orderId: Field required (400)")
+    assert (code, one_line(err)) == (
+        1,
+        "kindgi: /input/orderId: Field required; /input/order: unknown field (the fields are: orderId) (400)",
+    )
 
 
 def test_the_server_is_not_reachable(monkeypatch, capsys, tmp_path):

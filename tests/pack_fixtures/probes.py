@@ -416,9 +416,65 @@ tallier = define_agent(
     conversation_policy={"hitl": {"tools": {}}},
 )
 
+
+class Payment(BaseModel):
+    amountCents: int = Field(ge=1)  # noqa: N815  (the wire's name, as a pack would write it)
+    to: str = Field(min_length=1)
+
+
+class Paid(BaseModel):
+    paid: int
+    to: str
+
+
+@dataclass
+class Ledger:
+    """The payments the probe tool made, as an outside system would keep them."""
+
+    payments: list[tuple[int, str]] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.payments.clear()
+
+
+LEDGER = Ledger()
+
+
+@tool(id="probe.pay", version="1.0.0", effects=[Effect.writes("probe:payments")])
+def pay(payment: Payment) -> Paid:
+    """Pays someone: money leaves the account."""
+    LEDGER.payments.append((payment.amountCents, payment.to))
+    return Paid(paid=payment.amountCents, to=payment.to)
+
+
+# The seeds' payment story: the agent's code asks before every payment.
+payer = define_agent(
+    id="probe.payer",
+    version="1.0.0",
+    name="Payer",
+    instructions="Pay whom the user says.",
+    tools=[pay],
+    model=model,
+    conversation_policy={"hitl": {"tools": {"overrides": {"probe.pay": "always_ask"}}}},
+)
+
+
+class PayInput(BaseModel):
+    amountCents: int  # noqa: N815
+    to: str
+
+
+pay_flow = define_flow(
+    id="probe.pay-flow",
+    version="1.0.0",
+    input=PayInput,
+    nodes=[tool_step("pay", pay, input={"amountCents": from_input("amountCents"), "to": from_input("to")})],
+    output={"paid": from_node("pay", "paid")},
+)
+
 pack = define_pack(
     name="probe",
-    tools=[*ALL_TOOLS, tally, environment],
-    agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier, careless],
-    flows=[append_flow, append_idempotent_flow],
+    tools=[*ALL_TOOLS, tally, environment, pay],
+    agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier, careless, payer],
+    flows=[append_flow, append_idempotent_flow, pay_flow],
 )

@@ -13,7 +13,8 @@ from approvals.models import Approval, Decision, Reviewer
 from kindgi.cli.errors import USAGE_ERROR, CliError
 from kindgi.cli.main import json_object
 from runs.actions import check_start_run
-from runs.engine.invocation import INPUT_ERROR_LIMIT, validate_arguments
+from runs.engine.invocation import validate_arguments
+from runs.engine.validation import INPUT_ERROR_LIMIT
 from runs.exceptions import RunInputError
 from runs.models import JournalEntry, Run
 from tenants.tokens import do_create_token

@@ -4,6 +4,7 @@ import pytest
 
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.engine.models import ModelError
+from runs.engine.waitpoints import call_digest
 from runs.models import RunStatus
 from tests.factories import default_tenant
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
@@ -30,12 +31,15 @@ class TestTheStatusAgent:
     def test_it_stops_before_posting_and_waits(self):
         run = start("acme-ops.status-agent", "Checkout is back to normal.")
         assert (run.status, run.flow_key, run.flow_version) == (RunStatus.SUSPENDED, "agent.turn", "1.1.0")
+        arguments = {"message": "Checkout is back to normal."}
         assert run.waitpoint == {
             "kind": "approval",
+            "subjectKind": "tool-call:pending",
             "callId": "call_post_update",
             "toolId": "acme-ops.post-update",
             "toolVersion": "0.1.0",
-            "arguments": {"message": "Checkout is back to normal."},
+            "arguments": arguments,
+            "digest": call_digest("acme-ops.post-update", "0.1.0", arguments),
             "gate": {"gate": "ask", "reason": "override always_ask (agent code)"},
             "nodeId": "",
             "approvalId": str(run.approvals.get().pk),
@@ -257,7 +261,10 @@ class TestGates:
         run = start("probe.gated")
         assert run.status == RunStatus.COMPLETED
         [(_, result)] = tool_results(run)
-        assert result["error"]["message"] == "The tool input is invalid: /label: Field required"
+        assert result["error"]["message"] == (
+            "The tool input is invalid: /label: Field required; "
+            "/lable: unknown field (the fields are: label, pause_ms)"
+        )
 
 
 class TestToolCallsAsData:
@@ -444,7 +451,7 @@ class TestAgentInput:
             "/input/userMessage: String should have at least 1 character",
             "/input/tone: Field required",
             "/input/maxWords: Input should be a valid integer, unable to parse string as an integer",
-            "/input/colour: Extra inputs are not permitted",
+            "/input/colour: unknown field (the fields are: userMessage, tone, maxWords)",
         ]
         assert Run.objects.count() == 0
         SCRIPT.replies = [answer()]

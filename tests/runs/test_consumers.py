@@ -149,15 +149,15 @@ def test_entries_are_published_only_after_their_transaction_commits():
 
     from django.db import transaction
 
-    from runs.actions import append_entry
-    from runs.engine.outcomes import Entry
+    from runs.engine.entries import Entry
+    from runs.journal import append_entries
     from runs.models import Run
 
     flow = start_flow()
-    with mock.patch("runs.events.send_to_groups") as send:
+    with mock.patch("core.channels.send_to_groups") as send:
         with transaction.atomic():
             run = Run.objects.select_for_update().get(pk=flow.pk)
-            append_entry(run, Entry(kind="tool.completed", payload={"callId": "x"}))
+            append_entries(run, [Entry(kind="tool.completed", payload={"callId": "x"})])
             run.save()
             assert send.call_count == 0  # written, not yet committed: not yet told
         assert send.call_count == 1
@@ -169,7 +169,7 @@ def test_entries_are_published_only_after_their_transaction_commits():
         def append_then_fail():
             with transaction.atomic():
                 run = Run.objects.select_for_update().get(pk=flow.pk)
-                append_entry(run, Entry(kind="tool.completed", payload={"callId": "y"}))
+                append_entries(run, [Entry(kind="tool.completed", payload={"callId": "y"})])
                 raise RuntimeError("rolled back")
 
         with pytest.raises(RuntimeError):

@@ -8,9 +8,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from packs.acme_ops.status_page import STATUS_PAGE
-from runs.actions import do_record
-from runs.engine.executor import execute
-from runs.engine.outcomes import Entry
+from runs.engine.entries import Entry
+from runs.executor import execute
+from runs.journal import do_record
 from runs.models import JournalEntry, Run, RunStatus
 from runs.tasks import execute_run
 from tests.factories import default_tenant

@@ -132,6 +132,7 @@ def test_invalid_input_names_each_field_and_leaves_no_run():
     assert error.value.errors == [
         "/input/orderId: String should have at least 1 character",
         "/input/text: Field required",
+        "/input/txt: unknown field (the fields are: orderId, text)",
     ]
     with pytest.raises(RunInputError, match="/input/userMessage: Field required"):
         check_start_run(tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"message": "hi"})

@@ -33,7 +33,7 @@ def chat(settings, monkeypatch):
 @pytest.fixture
 def every_log_line(caplog):
     """Each line as the configured handler would write it: through its filters."""
-    from kindgi_site.logs import RunIdFilter, SecretsFilter
+    from core.logs import RunIdFilter, SecretsFilter
 
     caplog.handler.addFilter(RunIdFilter())
     caplog.handler.addFilter(SecretsFilter())

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from runs.api.serializers import JsonObjectField
+from core.api.fields import JsonObjectField
 from tools.models import Agent, Flow, Tool
 
 

@@ -5,9 +5,9 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.pagination import ItemsCursorPagination
+from core.api.permissions import IsTenantMember
 from kindgi.naming import semver_key
-from kindgi_site.api.pagination import ItemsCursorPagination
-from kindgi_site.api.permissions import IsTenantMember
 from tools.api.serializers import AgentSerializer, FlowSerializer, ToolSerializer
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 

@@ -1,9 +1,19 @@
-"""Every branch of gate resolution, as a table, and the rules' precedence."""
+"""Gate precedence as a table: every agent gate source against every tenant rule gate; then the
+agent's own side, and the rules' matching and precedence."""
 
 import pytest
 
 from kindgi.conditions import parse_condition
-from runs.engine.gates import CallFacts, Gate, Override, Rule, RuleGate, decide_gate, matching_rule
+from runs.engine.gates import (
+    AgentGates,
+    CallFacts,
+    Gate,
+    Override,
+    Rule,
+    RuleGate,
+    decide_gate,
+    matching_rule,
+)
 
 POST = CallFacts(
     tool_id="acme-ops.post-update",
@@ -13,6 +23,7 @@ POST = CallFacts(
     arguments={"message": "hi", "amountCents": 20000},
 )
 GREET = CallFacts(tool_id="acme-ops.greet", agent_id="acme-ops.status-agent", read_only=True)
+TOOL = POST.tool_id
 
 
 def always_ask(source="agent code", **options):
@@ -27,129 +38,159 @@ def rule(gate, rule_id=1, **fields):
     return Rule(id=rule_id, name=f"rule {rule_id}", gate=RuleGate(gate), **fields)
 
 
-BASE = {
-    "call": POST,
-    "read_only_run": False,
-    "gates_enabled": True,
-    "overrides": {},
-    "rules": (),
-    "approved_tools": (),
+def hitl(**overrides) -> AgentGates:
+    return AgentGates(enabled=True, overrides=overrides)
+
+
+# The agent's side: (its gates, the call, the tools approved earlier in the conversation).
+AGENT_SOURCES = {
+    "flow step (no agent gate)": (None, POST, set()),
+    "agent without hitl.tools": (AgentGates(enabled=False, overrides={}), POST, set()),
+    "default, first use": (hitl(), POST, set()),
+    "default, approved earlier": (hitl(), POST, {TOOL}),
+    "default, read-only tool": (hitl(), GREET, set()),
+    "code always_ask": (hitl(**{TOOL: always_ask()}), POST, set()),
+    "code never_ask": (hitl(**{TOOL: never_ask()}), POST, set()),
+    "admin always_ask": (hitl(**{TOOL: always_ask("admin")}), POST, set()),
+    "admin never_ask": (hitl(**{TOOL: never_ask("admin")}), POST, set()),
 }
-TOOL = POST.tool_id
+# The tenant's side: the one rule that matches, if any. Asking rules need a senior reviewer.
+ASKING = {"required_role": "senior", "ttl_seconds": 60, "reviewer_ids": (3,)}
+TENANT_RULES = {
+    "no rule": [],
+    "deny": [rule("deny", reason="Not during the freeze.")],
+    "always_ask": [rule("always_ask", **ASKING)],
+    "ask_once": [rule("ask_once", **ASKING)],
+    "never_ask": [rule("never_ask")],
+}
+R, A, X = Gate.RUN, Gate.ASK, Gate.REFUSE
+# Rows: AGENT_SOURCES; columns: TENANT_RULES, in order.
+EXPECTED = {
+    "flow step (no agent gate)": (R, X, A, A, R),
+    "agent without hitl.tools": (R, X, A, A, R),
+    "default, first use": (A, X, A, A, A),
+    "default, approved earlier": (R, X, A, R, R),
+    "default, read-only tool": (R, X, A, A, R),
+    "code always_ask": (A, X, A, A, A),
+    "code never_ask": (R, X, A, A, R),
+    "admin always_ask": (A, X, A, A, A),
+    "admin never_ask": (R, X, A, A, R),
+}
+PAIRS = [
+    (source, tenant, EXPECTED[source][column])
+    for source in AGENT_SOURCES
+    for column, tenant in enumerate(TENANT_RULES)
+]
+
+
+def test_the_table_covers_every_pair():
+    assert set(EXPECTED) == set(AGENT_SOURCES)
+    assert len(PAIRS) == len(AGENT_SOURCES) * len(TENANT_RULES) == 45
+
+
+@pytest.mark.parametrize(("source", "tenant", "expected"), PAIRS)
+def test_the_stricter_of_the_agents_gate_and_the_tenants_wins(source, tenant, expected):
+    agent, call, approved = AGENT_SOURCES[source]
+    decision = decide_gate(call=call, agent=agent, rules=TENANT_RULES[tenant], approved_tools=approved)
+    assert decision.gate == expected
+    if expected == Gate.REFUSE:
+        # A tenant's deny wins whatever the agent says, and says why.
+        assert (decision.code, decision.rule_name, decision.rule_reason) == (
+            "TOOL_NOT_ALLOWED",
+            "rule 1",
+            "Not during the freeze.",
+        )
+    elif expected == Gate.ASK and decision.rule_id is not None:
+        # The tenant asks: its role, TTL and reviewers hold, whatever the agent's own ask said.
+        assert (decision.required_role, decision.ttl_seconds, decision.reviewer_ids) == ("senior", 60, (3,))
+    elif expected == Gate.ASK:
+        assert (decision.required_role, decision.ttl_seconds, decision.reviewer_ids) == ("", None, ())
 
 
 @pytest.mark.parametrize(
-    ("changes", "gate", "reason"),
+    ("agent", "rules", "reason"),
     [
-        # 1. the run's policy first, whatever overrides or rules say
         (
-            {"read_only_run": True, "overrides": {TOOL: never_ask()}, "rules": [rule("never_ask")]},
-            Gate.REFUSE,
-            'run policy: this is a read-only run and tool "acme-ops.post-update" is not read-only',
+            hitl(**{TOOL: always_ask()}),
+            [rule("always_ask")],
+            'override always_ask (agent code); rule "rule 1" (always_ask)',
         ),
-        ({"read_only_run": True, "call": GREET}, Gate.RUN, "default: the tool is read-only"),
-        # 2. the agent's override, from code or the admin, with or without a condition
-        ({"overrides": {TOOL: always_ask()}}, Gate.ASK, "override always_ask (agent code)"),
+        (hitl(**{TOOL: never_ask()}), [rule("always_ask")], 'rule "rule 1" (always_ask)'),
         (
-            {"overrides": {TOOL: always_ask()}, "approved_tools": {TOOL}},
-            Gate.ASK,
-            "override always_ask (agent code)",
+            hitl(**{TOOL: never_ask()}),
+            [rule("never_ask")],
+            'override never_ask (agent code); rule "rule 1" (never_ask)',
         ),
-        ({"overrides": {TOOL: never_ask("admin")}}, Gate.RUN, "override never_ask (admin)"),
+        (hitl(**{TOOL: always_ask()}), [rule("deny")], 'rule "rule 1" (deny)'),
+        (None, [], "no gate: a flow step that no rule matches"),
+        (hitl(), [], "default: first use of a tool that is not read-only"),
+    ],
+)
+def test_the_reason_names_every_side_that_decided(agent, rules, reason):
+    assert decide_gate(call=POST, agent=agent, rules=rules).reason == reason
+
+
+def test_a_code_ask_does_not_hide_a_tenant_rules_role_or_its_reviewers():
+    decision = decide_gate(
+        call=POST,
+        agent=hitl(**{TOOL: always_ask()}),
+        rules=[rule("always_ask", 7, required_role="admin", ttl_seconds=30, reviewer_ids=(3, 4))],
+    )
+    assert decision.to_dict() == {
+        "gate": "ask",
+        "reason": 'override always_ask (agent code); rule "rule 7" (always_ask)',
+        "requiredRole": "admin",
+        "ttlSeconds": 30,
+        "reviewerIds": [3, 4],
+        "ruleId": 7,
+        "ruleName": "rule 7",
+    }
+
+
+@pytest.mark.parametrize(
+    ("agent", "gate", "reason"),
+    [
         (
-            {"overrides": {TOOL: never_ask()}, "rules": [rule("deny")]},
-            Gate.RUN,
-            "override never_ask (agent code)",
-        ),
-        (
-            {"gates_enabled": False, "overrides": {TOOL: always_ask()}},
-            Gate.ASK,
-            "override always_ask (agent code)",
-        ),
-        (
-            {
-                "overrides": {
+            hitl(
+                **{
                     TOOL: always_ask(
                         "admin",
                         when=parse_condition("/amountCents > 10000").holds,
                         when_text="/amountCents > 10000",
                     )
                 }
-            },
+            ),
             Gate.ASK,
             "override always_ask when /amountCents > 10000 (admin)",
         ),
         (
-            {
-                "gates_enabled": False,
-                "overrides": {TOOL: always_ask(when=lambda args: args["amountCents"] > 50000)},
-            },
+            AgentGates(
+                enabled=False, overrides={TOOL: always_ask(when=lambda args: args["amountCents"] > 50000)}
+            ),
             Gate.RUN,
             "default: the agent has no tool gates",
         ),
         (
-            {"overrides": {TOOL: always_ask(when=lambda args: args["missing"])}},
+            AgentGates(enabled=False, overrides={TOOL: always_ask()}),
+            Gate.ASK,
+            "override always_ask (agent code)",
+        ),
+        # A condition that breaks must not open a gate: an ask applies, a never_ask does not.
+        (
+            hitl(**{TOOL: always_ask(when=lambda args: args["missing"])}),
             Gate.ASK,
             "override always_ask (agent code)",
         ),
         (
-            {"overrides": {TOOL: never_ask(when=lambda args: args["missing"])}},
-            Gate.ASK,
-            "default: first use of a tool that is not read-only",
-        ),
-        # 3. the tenant's rules
-        ({"rules": [rule("always_ask")], "approved_tools": {TOOL}}, Gate.ASK, 'rule "rule 1" (always_ask)'),
-        ({"rules": [rule("ask_once")]}, Gate.ASK, 'rule "rule 1" (ask_once)'),
-        (
-            {"rules": [rule("ask_once")], "approved_tools": {TOOL}},
-            Gate.RUN,
-            'rule "rule 1" (ask_once), approved earlier in this conversation',
-        ),
-        ({"rules": [rule("never_ask")]}, Gate.RUN, 'rule "rule 1" (never_ask)'),
-        (
-            {"rules": [rule("deny", reason="Not during the freeze.")]},
-            Gate.REFUSE,
-            'rule "rule 1" (deny): Not during the freeze.',
-        ),
-        ({"gates_enabled": False, "rules": [rule("always_ask")]}, Gate.ASK, 'rule "rule 1" (always_ask)'),
-        ({"call": GREET, "rules": [rule("always_ask")]}, Gate.ASK, 'rule "rule 1" (always_ask)'),
-        # 4. the default
-        ({"gates_enabled": False}, Gate.RUN, "default: the agent has no tool gates"),
-        ({"call": GREET}, Gate.RUN, "default: the tool is read-only"),
-        ({}, Gate.ASK, "default: first use of a tool that is not read-only"),
-        ({"approved_tools": {TOOL}}, Gate.RUN, "default: approved earlier in this conversation"),
-        (
-            {"approved_tools": {"acme-ops.greet"}},
+            hitl(**{TOOL: never_ask(when=lambda args: args["missing"])}),
             Gate.ASK,
             "default: first use of a tool that is not read-only",
         ),
     ],
 )
-def test_gate_resolution(changes, gate, reason):
-    decision = decide_gate(**(BASE | changes))
+def test_an_override_with_a_condition_applies_only_when_it_holds(agent, gate, reason):
+    decision = decide_gate(call=POST, agent=agent)
     assert (decision.gate, decision.reason) == (gate, reason)
-
-
-def test_a_refusal_carries_the_code_the_model_receives():
-    assert decide_gate(**(BASE | {"read_only_run": True})).code == "TOOL_NOT_ALLOWED"
-    assert decide_gate(**(BASE | {"rules": [rule("deny")]})).code == "TOOL_NOT_ALLOWED"
-
-
-def test_an_asking_rule_says_who_may_decide_and_for_how_long():
-    decision = decide_gate(
-        **(
-            BASE
-            | {"rules": [rule("always_ask", 7, required_role="senior", ttl_seconds=60, reviewer_ids=(3, 4))]}
-        )
-    )
-    assert decision.to_dict() == {
-        "gate": "ask",
-        "reason": 'rule "rule 7" (always_ask)',
-        "requiredRole": "senior",
-        "ttlSeconds": 60,
-        "reviewerIds": [3, 4],
-        "ruleId": 7,
-    }
 
 
 @pytest.mark.parametrize(
@@ -172,6 +213,12 @@ def test_an_asking_rule_says_who_may_decide_and_for_how_long():
 )
 def test_what_a_rule_matches(fields, matches):
     assert rule("always_ask", **fields).matches(POST) is matches
+
+
+def test_a_flow_steps_call_matches_rules_for_any_agent_only():
+    step = CallFacts(tool_id=TOOL, read_only=False)
+    assert rule("deny").matches(step)
+    assert not rule("deny", agent_pattern="acme-ops.*").matches(step)
 
 
 def test_the_most_specific_rule_wins_then_the_stricter_then_the_older():

@@ -1,5 +1,6 @@
 from kindgi import ToolContext
-from runs.engine.invocation import CallStatus, invoke, json_pointer
+from runs.engine.invocation import CallStatus, invoke
+from runs.engine.validation import json_pointer
 from tests.pack_fixtures.probes import bad_output, explode, read, refuse_tool, typed
 
 SIX_BAD_FIELDS = {

@@ -4,22 +4,12 @@ import json
 import os
 from typing import Any
 
-from django.conf import settings
-
-from runs.engine.redaction import REDACTED
-
-DEFAULT_PROVIDER_KEY_VARIABLES = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GROQ_API_KEY",
-    "MISTRAL_API_KEY",
-    "GOOGLE_API_KEY",
-    "KINDGI_OPENAI_COMPATIBLE_API_KEY",
-)
+from core.conf import setting
+from core.redaction import REDACTED
 
 
 def provider_secrets() -> list[str]:
-    names = getattr(settings, "KINDGI_PROVIDER_KEY_VARIABLES", DEFAULT_PROVIDER_KEY_VARIABLES)
+    names = setting("KINDGI_PROVIDER_KEY_VARIABLES")
     return [value for name in names if (value := os.environ.get(name, ""))]
 
 

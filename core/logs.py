@@ -13,7 +13,8 @@ from uuid import UUID
 
 from pythonjsonlogger.json import JsonFormatter
 
-from runs.engine.redaction import REDACTED
+from core.redaction import REDACTED
+from core.secrets import provider_secrets
 
 _current_run: ContextVar[str | None] = ContextVar("kindgi_current_run", default=None)
 
@@ -41,8 +42,6 @@ class SecretsFilter(logging.Filter):
     ``[REDACTED]``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from runs.secrets import provider_secrets
-
         secrets = provider_secrets()
         if not secrets:
             return True
@@ -72,7 +71,7 @@ class JsonLineFormatter(JsonFormatter):
 
 def logging_config(*, log_format: str, level: str) -> dict:
     formatter = (
-        {"()": "kindgi_site.logs.JsonLineFormatter"}
+        {"()": "core.logs.JsonLineFormatter"}
         if log_format == "json"
         else {"format": "%(levelname)s %(name)s %(message)s"}
     )
@@ -80,8 +79,8 @@ def logging_config(*, log_format: str, level: str) -> dict:
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {
-            "run_id": {"()": "kindgi_site.logs.RunIdFilter"},
-            "secrets": {"()": "kindgi_site.logs.SecretsFilter"},
+            "run_id": {"()": "core.logs.RunIdFilter"},
+            "secrets": {"()": "core.logs.SecretsFilter"},
         },
         "formatters": {"default": formatter},
         "handlers": {

@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from uuid import UUID
 
-from django.conf import settings
 from django.db import connections
+
+from core.conf import setting
+from runs.journal import do_renew_claim
 
 # run id → (token, when this process last renewed the claim, by time.monotonic)
 _claims: dict[UUID, tuple[str, float]] = {}
@@ -43,7 +45,7 @@ def _start() -> None:
 
 def _beat() -> None:
     while True:
-        renew_every = getattr(settings, "KINDGI_RUN_LEASE_SECONDS", 300) / 3
+        renew_every = setting("KINDGI_RUN_LEASE_SECONDS") / 3
         time.sleep(min(1.0, renew_every))
         now = time.monotonic()
         with _lock:
@@ -57,8 +59,6 @@ def _beat() -> None:
 
 
 def _renew(due: list[tuple[UUID, str]], now: float) -> None:
-    from runs.actions import do_renew_claim
-
     try:
         for run_id, token in due:
             do_renew_claim(run_id, token=token)

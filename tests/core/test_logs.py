@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from kindgi_site.logs import JsonLineFormatter, RunIdFilter
+from core.logs import JsonLineFormatter, RunIdFilter
 from tests.kindgi_site.test_config import PRODUCTION, manage
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.conftest import probe_packs  # noqa: F401  (the sample and probe packs)
@@ -68,12 +68,12 @@ def test_lines_about_nothing_in_particular_have_no_run_id(json_lines):
 
 
 def test_an_engine_failure_logs_its_traceback_with_the_run_id(json_lines, monkeypatch):
-    from runs.engine import executor
+    from runs import executor
 
     def broken(*_arguments, **_options):
         raise RuntimeError("the engine is broken")
 
-    monkeypatch.setattr(executor, "_execution_for", broken)
+    monkeypatch.setattr(executor, "_engine_for", broken)
     run = start("probe.free")
     (failure,) = [line for line in json_lines() if line["level"] == "ERROR"]
     assert failure["run_id"] == str(run.pk)

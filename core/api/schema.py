@@ -17,7 +17,13 @@ ERROR_SCHEMA = {
                             "type": "array",
                             "items": {"type": "string"},
                             "description": "One line per bad field: /<json-pointer>: <message>.",
-                        }
+                        },
+                        "fields": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "description": "Each bad field's message, keyed by its pointer without the "
+                            "leading slash (input/orderId); an unknown field says so, naming the known ones.",
+                        },
                     },
                 },
             },

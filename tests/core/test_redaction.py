@@ -1,6 +1,6 @@
 import pytest
 
-from runs.engine.redaction import redact_prompt
+from core.redaction import redact_prompt
 
 
 @pytest.mark.parametrize(

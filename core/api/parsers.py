@@ -9,7 +9,7 @@ from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 from rest_framework.utils.json import strict_constant
 
-from kindgi_site.jsonlimits import holds_nul, nesting_depth_exceeds
+from core.jsonlimits import holds_nul, nesting_depth_exceeds
 
 
 class RequestTooLarge(exceptions.APIException):

@@ -1,0 +1,2 @@
+"""What every app's API shares: fields, strict serializers, pagination, the parser, permissions,
+the error body and its schema."""

@@ -1,0 +1,97 @@
+"""Request fields and serializers stricter than DRF's defaults, so that what the schema says is
+what is accepted: nothing more (an unknown field is refused, never dropped) and nothing looser."""
+
+import difflib
+from collections.abc import Mapping
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses a body that holds a field it does not declare, naming each: a misspelled
+    ``dryRun`` must fail loudly, not run for real. (DRF drops unknown fields silently.)"""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            refuse_unknown_fields(data, self.fields)
+        return super().to_internal_value(data)
+
+
+class StrictModelSerializer(serializers.ModelSerializer):
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            refuse_unknown_fields(data, self.fields)
+        return super().to_internal_value(data)
+
+
+def refuse_unknown_fields(data: Mapping, fields: Mapping[str, serializers.Field]) -> None:
+    known = sorted(name for name, field in fields.items() if not field.read_only)
+    unknown = [key for key in data if key not in known]
+    if unknown:
+        raise ValidationError({str(key): unknown_field_message(str(key), known) for key in unknown})
+
+
+def unknown_field_message(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown field ({hint}the fields are: {', '.join(known)})"
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
+class JsonObjectField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "nullable": True,
+        "description": "Any JSON value: the flow's output, or the agent's {reply}.",
+    }
+)
+class JsonValueField(serializers.JSONField):
+    pass
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, nothing else: DRF's own also takes 1, "yes", "on" and the like."""
+
+    default_error_messages = {"invalid": "must be true or false"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictCharField(serializers.CharField):
+    """Text, and only text: DRF's own also turns numbers into strings."""
+
+    default_error_messages = {"invalid": "must be text"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictManyRelatedField(serializers.ManyRelatedField):
+    """A list of related objects, strictly: DRF's own also takes an object, and reads its keys."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+
+def choice_param(request, name: str, choices) -> str | None:
+    """A query parameter that must be one of ``choices`` when given."""
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if value not in choices:
+        raise ValidationError({name: f"{value!r} is not one of: {', '.join(choices)}"})
+    return value

@@ -1,0 +1,45 @@
+"""Kindgi's settings, each with its default, read in one place.
+
+``kindgi_site.settings`` sets most of them from the environment; a site (or a test) that leaves
+one out gets the default here, so no module keeps a default of its own.
+"""
+
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # Seconds an executor holds a run before another may take it over.
+    "KINDGI_RUN_LEASE_SECONDS": 300,
+    # How many times one agent turn may ask the model before it must answer.
+    "KINDGI_MAX_MODEL_STEPS": 25,
+    "KINDGI_MODEL_ATTEMPTS": 3,
+    "KINDGI_MODEL_RETRY_DELAY_SECONDS": 0.5,
+    "KINDGI_MODEL_TIMEOUT_SECONDS": 60,
+    "KINDGI_DEFAULT_MODEL": "",
+    # The environment variables that hold provider keys: redacted, never shown or journaled.
+    "KINDGI_PROVIDER_KEY_VARIABLES": (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GROQ_API_KEY",
+        "MISTRAL_API_KEY",
+        "GOOGLE_API_KEY",
+        "KINDGI_OPENAI_COMPATIBLE_API_KEY",
+    ),
+    "KINDGI_MAX_REQUEST_BYTES": 1_048_576,
+    "KINDGI_MAX_JSON_DEPTH": 32,
+    "KINDGI_MAX_TOOL_ARGUMENTS_BYTES": 262_144,
+    # Reviewer roles, lowest first.
+    "KINDGI_REVIEWER_ROLES": ("standard", "senior", "admin"),
+    "KINDGI_FOUR_EYES": False,
+    # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
+    "KINDGI_APPROVAL_TTL_SECONDS": None,
+    "KINDGI_WEBHOOK_TIMEOUT_SECONDS": 5,
+    "KINDGI_WEBHOOK_MAX_ATTEMPTS": 6,
+    "KINDGI_WEBHOOK_BACKOFF_SECONDS": 30,
+}
+
+
+def setting(name: str) -> Any:
+    """The site's value of ``name``, or its default. An unknown name is a bug: KeyError."""
+    return getattr(settings, name, DEFAULTS[name])

@@ -1,0 +1,102 @@
+"""What the call policy judges a run's calls against, gathered from the database; and a
+reviewer's edited call judged before the decision is taken.
+
+The executor builds the policy context here for every execution, and the approvals app asks
+``judge_edited_call`` about an edit: both go through the same steps of the same policy.
+"""
+
+from dataclasses import replace
+from typing import Any
+from uuid import UUID
+
+from kindgi import AgentDefinition, FlowDefinition, Registry
+from kindgi.conditions import parse_condition
+from runs.engine.flow import step_context
+from runs.engine.gates import AgentGates, Override
+from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, prepare
+from runs.engine.state import RunFacts, RunState
+from runs.exceptions import RunStateError
+from runs.models import Run
+from runs.rules import rules_for_tenant
+from runs.selectors import conversation_approvals, conversation_history, run_journal
+from tools.registry import get_registry
+from tools.selectors import agent_admin_overrides
+
+
+def agent_gates(agent: AgentDefinition) -> AgentGates:
+    """The agent's overrides by tool id: the code's, replaced by the admin's where an admin set one."""
+    names = agent.override_condition_names
+    overrides = {
+        tool_id: Override(
+            gate=gate.value,
+            source="agent code",
+            when=agent.override_conditions.get(tool_id),
+            when_text=f"{names[tool_id]}(arguments)" if tool_id in names else "",
+        )
+        for tool_id, gate in (agent.gate_overrides or {}).items()
+    }
+    for tool_id, (gate, condition) in agent_admin_overrides(agent.id, agent.version).items():
+        overrides[tool_id] = Override(
+            gate=gate,
+            source="admin",
+            when=parse_condition(condition).holds if condition else None,
+            when_text=condition,
+        )
+    return AgentGates(enabled=agent.gates_enabled, overrides=overrides)
+
+
+def run_facts(run: Run) -> RunFacts:
+    history = conversation_history(run) if run.is_agent_turn and not run.messages else ()
+    return RunFacts(
+        id=str(run.pk),
+        dry_run=run.dry_run,
+        read_only=run.read_only,
+        input=run.input,
+        messages=run.messages,
+        history=history,
+    )
+
+
+def target_of(run: Run, registry: Registry) -> AgentDefinition | FlowDefinition | None:
+    """The agent or flow the run runs, or None when it is no longer in the packs."""
+    if run.is_agent_turn:
+        return registry.agent(run.agent_key, run.agent_version)
+    return registry.flow(run.flow_key, run.flow_version)
+
+
+def policy_context(
+    run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry, facts: RunFacts | None = None
+) -> PolicyContext:
+    facts = facts or run_facts(run)
+    rules = rules_for_tenant(run.tenant_id)
+    if isinstance(target, FlowDefinition):
+        # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context).
+        return PolicyContext(run=facts, tools={}, rules=rules)
+    return PolicyContext(
+        run=facts,
+        tools={ref.id: registry.tool(ref.id, ref.version) for ref in target.tools},
+        agent_id=target.id,
+        agent_gates=agent_gates(target),
+        guardrails=target.guardrails,
+        rules=rules,
+        approved_tools=frozenset(conversation_approvals(run)),
+    )
+
+
+def judge_edited_call(run_id: UUID, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:
+    """The verdict of the call policy on ``arguments`` for the waiting call ``call_id``, as if
+    the model (or the flow) had asked for them: refused, waiting for a person (with the gate
+    that asks, so the decider's rights can be checked), or ready to run."""
+    run = Run.objects.get(pk=run_id)
+    registry = get_registry()
+    target = target_of(run, registry)
+    if target is None:
+        raise RunStateError(f"run {run_id}: {run.flow_key} {run.agent_key} is no longer in the packs".strip())
+    state = RunState.fold(run_journal(run))
+    facts = RunFacts(id=str(run.pk), dry_run=run.dry_run, read_only=run.read_only)
+    ctx = policy_context(run, target, registry=registry, facts=facts)
+    if node_id:
+        ctx = step_context(ctx, target.node(node_id), registry)
+    ctx = replace(ctx, approved_tools=set(ctx.approved_tools) | state.approved_tools(leaving_out={call_id}))
+    call = ProposedCall(call_id=call_id, tool_id=tool_id, arguments=arguments, node_id=node_id)
+    return prepare(call, state, ctx, steps=EDIT_STEPS)

@@ -1,0 +1,384 @@
+"""The call policy: the one door every tool call passes through before it runs.
+
+An agent's call, a flow's tool step, a call a reviewer edited (again, when the run resumes, and
+before the decision is taken) and a call repeated after a crash all go through ``prepare``.
+Read ``STEPS`` top to bottom to see every reason a call might not run. Each step looks at the
+call, the run's state and the context, and either passes the call on (perhaps narrowed: its
+tool found, its arguments validated, the gate that let it through) or says why not:
+
+- ``Refused``: the call does not run; its result, as data, says why (the model reads it; a
+  flow fails with ``failure``);
+- ``Stop``: the run fails here (a dry run met a tool that is not read-only);
+- ``Suspend``: the run waits on a waitpoint (a person's approval) before the call can run.
+
+No step writes anything. The caller records what ``prepare`` returns.
+"""
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from kindgi import BeforeToolGuardrail, GuardedCall, ToolDefinition
+from runs.engine.entries import Entry, EntryKind
+from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate
+from runs.engine.invocation import InvalidArguments, check_arguments, error_data
+from runs.engine.state import RunFacts, RunState
+from runs.engine.waitpoints import APPROVE, approval_waitpoint, call_digest, interrupted_waitpoint
+
+TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
+TOOL_INTERRUPTED = "TOOL_INTERRUPTED"
+GUARDRAIL_REFUSED = "GUARDRAIL_REFUSED"
+APPROVAL_MISMATCH = "APPROVAL_MISMATCH"
+
+DRY_RUN_REFUSAL = (
+    'dry-run-effectful-tool: tool "{tool_id}" is not declared read-only (mutating: false), '
+    "so it does not run in a dry run"
+)
+READ_ONLY_RUN_REFUSAL = (
+    'read-only-run: tool "{tool_id}" is not read-only, so it does not run in a read-only run'
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposedCall:
+    """A call someone asks to run, and what the steps have found out about it so far."""
+
+    call_id: str
+    tool_id: str
+    arguments: Any
+    node_id: str = ""
+    # The model's own arguments, when a reviewer approved edited ones (``arguments``) instead.
+    model_arguments: Any = None
+    # The tool messages of the same model message's calls that ran before this one.
+    earlier_results: tuple[Mapping[str, Any], ...] = ()
+    tool: ToolDefinition | None = None
+    validated: BaseModel | None = None
+    gate: GateDecision | None = None
+    # The person's approval this call runs under, if it waited for one.
+    approval: Mapping[str, Any] | None = None
+    # Entries the steps made on the way (guardrail judgements): recorded whatever the verdict.
+    notes: tuple[Entry, ...] = ()
+
+    @property
+    def json_arguments(self) -> Any:
+        """The arguments as they run: validated and dumped once the arguments step has passed."""
+        if self.validated is None:
+            return self.arguments
+        return self.validated.model_dump(mode="json", by_alias=True)
+
+
+@dataclass(frozen=True)
+class Pass:
+    call: ProposedCall
+
+
+@dataclass(frozen=True)
+class Ready:
+    call: ProposedCall
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refused:
+    call: ProposedCall
+    reason: str
+    result: Any
+    failure: str
+    kind: str = EntryKind.TOOL_REFUSED
+    # For invalid arguments: each bad field, ``/<json-pointer>: <message>``.
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stop:
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suspend:
+    call: ProposedCall
+    waitpoint: dict[str, Any]
+    gate: GateDecision | None = None
+
+
+Verdict = Ready | Refused | Stop | Suspend
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyContext:
+    """What the policy judges a run's calls against; the driver gathers it once per execution."""
+
+    run: RunFacts
+    # The tools the agent or flow may call, by id (None: referenced, but not loaded).
+    tools: Mapping[str, ToolDefinition | None]
+    agent_id: str = ""
+    # None for a flow's tool step, which has no agent gate.
+    agent_gates: AgentGates | None = None
+    guardrails: tuple[BeforeToolGuardrail, ...] = ()
+    rules: Sequence[Rule] = ()
+    # Tools a person approved earlier in the conversation (for ask-once gates).
+    approved_tools: Collection[str] = field(default_factory=frozenset)
+
+
+Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
+
+
+def proposed(
+    *, call_id: str, tool_id: str, arguments: Any, state: RunState, node_id: str = "", **more: Any
+) -> ProposedCall:
+    """The call to judge: the model's (or the flow's) arguments, unless a reviewer approved the
+    call with edited ones, which are then judged as if the model had asked for them."""
+    resolution = state.resolutions.get(call_id) or {}
+    if resolution.get("decision") == APPROVE and "arguments" in resolution:
+        return ProposedCall(
+            call_id=call_id,
+            tool_id=tool_id,
+            arguments=resolution["arguments"],
+            model_arguments=arguments,
+            node_id=node_id,
+            **more,
+        )
+    return ProposedCall(call_id=call_id, tool_id=tool_id, arguments=arguments, node_id=node_id, **more)
+
+
+def prepare(
+    call: ProposedCall, state: RunState, ctx: PolicyContext, steps: Sequence[Step] | None = None
+) -> Verdict:
+    for step in STEPS if steps is None else steps:
+        verdict = step(call, state, ctx)
+        if not isinstance(verdict, Pass):
+            return verdict
+        call = verdict.call
+    return Ready(call)
+
+
+def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext) -> CallFacts:
+    arguments = call.json_arguments
+    return CallFacts(
+        tool_id=tool.id,
+        agent_id=ctx.agent_id,
+        read_only=tool.is_read_only,
+        effects=tuple((effect.kind.value, effect.resource) for effect in tool.effects),
+        arguments=arguments if isinstance(arguments, Mapping) else {},
+    )
+
+
+def gate_of(
+    call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext, approved: Collection[str]
+) -> GateDecision:
+    return decide_gate(
+        call=gate_facts(call, tool, ctx), agent=ctx.agent_gates, rules=ctx.rules, approved_tools=approved
+    )
+
+
+def _not_allowed(call: ProposedCall, reason: str, failure: str, **more: Any) -> Refused:
+    result = error_data(
+        TOOL_NOT_ALLOWED,
+        f'Tool "{call.tool_id}" is not allowed here: {reason}.',
+        retryable=False,
+        recommended_action="Do not call this tool in this run.",
+    )
+    return Refused(call=call, reason=reason, result=result, failure=failure, **more)
+
+
+# The steps, in order.
+
+
+def run_policy(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """A dry run stops at a tool that is not read-only; a read-only run refuses one."""
+    tool = ctx.tools.get(call.tool_id)
+    if tool is None or tool.is_read_only:
+        return Pass(call)  # an unknown tool is the next step's to refuse
+    if ctx.run.dry_run:
+        return Stop(message=DRY_RUN_REFUSAL.format(tool_id=tool.id))
+    if ctx.run.read_only:
+        reason = f'run policy: this is a read-only run and tool "{tool.id}" is not read-only'
+        return _not_allowed(call, reason, READ_ONLY_RUN_REFUSAL.format(tool_id=tool.id))
+    return Pass(call)
+
+
+def tool_known(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    tool = ctx.tools.get(call.tool_id)
+    if tool is not None:
+        return Pass(replace(call, tool=tool))
+    where = f'node "{call.node_id}": ' if call.node_id else ""
+    result = error_data(
+        TOOL_NOT_ALLOWED,
+        f'"{call.tool_id}" is not one of this agent\'s tools.',
+        retryable=False,
+        recommended_action="Use only the tools you were given.",
+    )
+    known = call.tool_id in ctx.tools
+    return Refused(
+        call=call,
+        reason="not loaded" if known else "not one of the agent's tools",
+        result=result,
+        failure=f'{where}tool "{call.tool_id}" is not loaded',
+    )
+
+
+def arguments_valid(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    checked = check_arguments(call.tool, call.arguments)
+    if not isinstance(checked, InvalidArguments):
+        return Pass(replace(call, validated=checked))
+    result = checked.as_data()
+    where = f'node "{call.node_id}": ' if call.node_id else ""
+    return Refused(
+        call=call,
+        reason="invalid arguments",
+        result=result,
+        failure=f'tool-failed: {where}tool "{call.tool_id}" returned INVALID_TOOL_INPUT: '
+        + result["error"]["message"],
+        kind=EntryKind.TOOL_FAILED,
+        errors=checked.errors,
+    )
+
+
+def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """A call that started and never finished may have had its effect: it repeats on its own
+    only if its tool is idempotent; otherwise a person decides."""
+    tool = call.tool
+    if call.call_id not in state.called or tool.idempotent:
+        return Pass(call)
+    decided = state.recoveries.get(call.call_id)
+    if decided is None:
+        waitpoint = interrupted_waitpoint(
+            call_id=call.call_id, tool_id=tool.id, tool_version=tool.version, arguments=call.json_arguments
+        )
+        return Suspend(call=call, waitpoint=waitpoint)
+    if decided.get("decision") == APPROVE:
+        return Pass(call)
+    result = error_data(
+        TOOL_INTERRUPTED,
+        f'The call to "{tool.id}" was interrupted before its result was recorded and was '
+        "not repeated; it may or may not have taken effect.",
+        retryable=False,
+        recommended_action="Check whether it took effect before calling it again.",
+    )
+    node = f'node "{call.node_id}" called ' if call.node_id else "the call to "
+    return Refused(
+        call=call,
+        reason="interrupted, and a reviewer chose not to repeat it",
+        result=result,
+        failure=f'interrupted-tool-call: {node}tool "{tool.id}", which is not idempotent, stopped '
+        "before recording its result; a reviewer chose not to repeat it",
+    )
+
+
+def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """The stricter of the agent's and the tenant's gate. A tenant's deny refuses the call even
+    after a person approved it; a person's rejection refuses it whatever the gate says now."""
+    decision = gate_of(call, call.tool, ctx, ctx.approved_tools)
+    gated = replace(call, gate=decision)
+    if decision.gate == Gate.REFUSE:
+        why = f": {decision.rule_reason}" if decision.rule_reason else ""
+        failure = f'tool-denied: tool "{call.tool_id}" is denied by rule "{decision.rule_name}"{why}'
+        return _not_allowed(gated, decision.reason, failure)
+    resolution = state.resolutions.get(call.call_id)
+    if resolution is not None:
+        if resolution.get("decision") == APPROVE:
+            return Pass(replace(gated, approval=resolution))
+        rationale = resolution.get("rationale", "")
+        reviewer = resolution.get("reviewer") or "nobody (it expired)"
+        return Refused(
+            call=gated,
+            reason="rejected by a reviewer",
+            result={"status": "rejected", "rationale": rationale},
+            failure=f'tool-rejected: tool "{call.tool_id}" was rejected by {reviewer}: {rationale}',
+        )
+    if decision.gate == Gate.ASK:
+        tool = call.tool
+        waitpoint = approval_waitpoint(
+            call_id=call.call_id,
+            tool_id=tool.id,
+            tool_version=tool.version,
+            arguments=call.json_arguments,
+            gate=decision.to_dict(),
+        )
+        return Suspend(call=gated, waitpoint=waitpoint, gate=decision)
+    return Pass(gated)
+
+
+def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """Each of the agent's before-tool guardrails for this tool judges the call; a guardrail that
+    breaks refuses it (fail closed)."""
+    notes = list(call.notes)
+    for guardrail in ctx.guardrails:
+        if not guardrail.applies_to(call.tool_id):
+            continue
+        guarded = GuardedCall(
+            call_id=call.call_id,
+            tool_id=call.tool_id,
+            arguments=call.json_arguments,
+            run_id=ctx.run.id,
+            earlier_results=call.earlier_results,
+        )
+        try:
+            judgement = guardrail.judge(guarded)
+            allowed, reason = bool(judgement.allowed), judgement.reason
+        except Exception as error:
+            allowed, reason = False, f"the guardrail failed ({type(error).__name__})"
+        notes.append(
+            Entry(
+                kind=EntryKind.GUARDRAIL_JUDGED,
+                node_id=call.node_id,
+                payload={
+                    "callId": call.call_id,
+                    "toolId": call.tool_id,
+                    "guardrail": guardrail.name,
+                    "allowed": allowed,
+                    "reason": reason,
+                },
+            )
+        )
+        if not allowed:
+            result = error_data(
+                GUARDRAIL_REFUSED,
+                reason or "A guardrail refused this call.",
+                retryable=False,
+                recommended_action="Change the call as the reason says, or tell the user why not.",
+            )
+            judged = replace(call, notes=tuple(notes))
+            return Refused(
+                call=judged,
+                reason=f"refused by guardrail {guardrail.name}",
+                result=result,
+                failure=f'guardrail-refused: tool "{call.tool_id}": {reason}',
+            )
+    return Pass(replace(call, notes=tuple(notes)))
+
+
+def bound_to_approval(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """A call that waited for a person runs only as they approved it: the same tool, version
+    and arguments (the digest the decision recorded)."""
+    if call.approval is None:
+        return Pass(call)
+    tool = call.tool
+    if call_digest(tool.id, tool.version, call.json_arguments) == call.approval.get("digest"):
+        return Pass(call)
+    reason = "the call does not match what the reviewer approved"
+    result = error_data(
+        APPROVAL_MISMATCH,
+        f'The call to "{tool.id}" does not match what was approved, so it did not run.',
+        retryable=False,
+        recommended_action="Tell the user the approved call could not run as approved.",
+    )
+    return Refused(
+        call=call, reason=reason, result=result, failure=f'approval-mismatch: tool "{tool.id}": {reason}'
+    )
+
+
+STEPS: tuple[Step, ...] = (
+    run_policy,
+    tool_known,
+    arguments_valid,
+    recovery,
+    gate,
+    guardrails,
+    bound_to_approval,
+)
+
+# What a decision checks of a reviewer's edited call before it is taken: whether it would be
+# allowed and who could approve it. (Recovery, guardrails and the binding apply when it runs.)
+EDIT_STEPS: tuple[Step, ...] = (run_policy, tool_known, arguments_valid, gate)

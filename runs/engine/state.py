@@ -1,0 +1,85 @@
+"""What the engine knows about a run: the facts of its row, and its state folded from its journal.
+
+The journal is the truth a run resumes from. ``RunState.fold`` replays it once; the engine then
+applies each entry it records, so the state always equals the fold of the journal. The agent
+turn, the flow interpreter and the selectors all read a run's past through this one replay.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from runs.engine.entries import RESULT_KINDS, EntryKind
+from runs.engine.waitpoints import APPROVAL, APPROVE, INTERRUPTED_TOOL_CALL
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFacts:
+    """The run being executed, as the driver read it from its row."""
+
+    id: str
+    dry_run: bool = False
+    read_only: bool = False
+    input: Mapping[str, Any] = field(default_factory=dict)
+    # An agent turn's conversation as stored (empty before its first step).
+    messages: Sequence[Mapping[str, Any]] = ()
+    # The conversation's earlier turns, for a turn that continues one and has not started yet.
+    history: Sequence[Mapping[str, Any]] = ()
+
+
+class JournalLike(Protocol):
+    kind: str
+    node_id: str
+    payload: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallResult:
+    tool_id: str
+    result: Any
+
+
+@dataclass
+class RunState:
+    # Calls whose start is journaled (tool.called), by call id; for a flow, the node's id.
+    called: set[str] = field(default_factory=set)
+    results: dict[str, CallResult] = field(default_factory=dict)
+    # A person's decision on a call that waited for approval, by call id (with its tool's id).
+    resolutions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A person's decision on repeating an interrupted call, by call id.
+    recoveries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_outputs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def fold(cls, entries: Iterable[JournalLike]) -> "RunState":
+        state = cls()
+        for entry in entries:
+            state.apply(entry.kind, entry.node_id, entry.payload or {})
+        return state
+
+    def apply(self, kind: str, node_id: str, payload: Mapping[str, Any]) -> None:
+        if kind == EntryKind.TOOL_CALLED:
+            self.called.add(payload["callId"])
+        elif kind in RESULT_KINDS:
+            self.results[payload["callId"]] = CallResult(tool_id=payload["toolId"], result=payload["result"])
+        elif kind == EntryKind.NODE_COMPLETED:
+            self.node_outputs[node_id] = payload["output"]
+        elif kind == EntryKind.WAIT_RESUMED:
+            self._resolve(payload.get("waitpoint") or {}, payload.get("resolution") or {})
+
+    def _resolve(self, waitpoint: Mapping[str, Any], resolution: Mapping[str, Any]) -> None:
+        if waitpoint.get("kind") != APPROVAL:
+            return
+        if waitpoint.get("subjectKind") == INTERRUPTED_TOOL_CALL:
+            self.recoveries[waitpoint["callId"]] = dict(resolution)
+        else:
+            self.resolutions[waitpoint["callId"]] = {**resolution, "toolId": waitpoint["toolId"]}
+
+    def approved_tools(self, *, leaving_out: Iterable[str] = ()) -> set[str]:
+        """The tools a person approved a call of, but for the calls ``leaving_out``."""
+        skip = set(leaving_out)
+        return {
+            resolution["toolId"]
+            for call_id, resolution in self.resolutions.items()
+            if call_id not in skip and resolution.get("decision") == APPROVE
+        }

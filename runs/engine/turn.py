@@ -1,0 +1,312 @@
+"""One agent turn: model → tool calls → results → model … until the model just answers.
+
+Every call the model asks for goes through the call policy (``policy.prepare``); what it
+returns is recorded through the recorder before the next step, so an execution that stops
+anywhere continues from the journal without repeating a call recorded as done.
+"""
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from core.conf import setting
+from core.jsonlimits import without_nul
+from core.logs import about_run
+from kindgi import AgentDefinition, ModelReply, ModelRequest, ToolContext, ToolDefinition, ToolSpec
+from runs.engine.conversation import (
+    ConversationViews,
+    assistant_message,
+    model_request,
+    pending_tool_calls,
+    tool_message,
+    user_message,
+)
+from runs.engine.entries import Entry, EntryKind
+from runs.engine.gates import Gate
+from runs.engine.invocation import CallStatus, Invocation, invoke
+from runs.engine.model_resolution import resolve_model
+from runs.engine.models import ChatModel, ModelError
+from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
+from runs.engine.policy import (
+    PolicyContext,
+    ProposedCall,
+    Ready,
+    Refused,
+    Stop,
+    Suspend,
+    gate_of,
+    prepare,
+    proposed,
+)
+from runs.engine.recorder import Recorder
+from runs.engine.scheduler import CallTraits, plan_batches
+from runs.engine.state import RunState
+
+DRY_RUN_REPLY = "[dry-run: model call skipped]"
+EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran with these."
+
+
+class AgentTurn:
+    def __init__(self, *, agent: AgentDefinition, state: RunState, ctx: PolicyContext, recorder: Recorder):
+        self.agent = agent
+        self.state = state
+        self.ctx = ctx
+        self.run = ctx.run
+        self.recorder = recorder
+        self.messages: list[dict[str, Any]] = [dict(message) for message in self.run.messages]
+        self.views = ConversationViews()
+        # What the next record writes too: a model's reply is made durable with the calls it
+        # asks for (or with the run's end), so a step costs one commit, not two. A reply lost
+        # to a crash before then is asked for again; no tool has run on it.
+        self._unrecorded: list[Entry] = []
+        self._messages_unsaved = False
+
+    def _record(self, *entries: Entry) -> None:
+        """Write ``entries``, with whatever waits to be written: a reply, the conversation."""
+        entries = (*self._unrecorded, *entries)
+        messages_json = self.views.update(self.messages).stored_json() if self._messages_unsaved else None
+        self._unrecorded, self._messages_unsaved = [], False
+        self.recorder.record(entries, messages_json=messages_json)
+        for entry in entries:
+            self.state.apply(entry.kind, entry.node_id, entry.payload or {})
+
+    def unrecorded(self) -> tuple[list[Entry], list | None]:
+        """What the run's end must write with it: entries and the conversation not yet written."""
+        entries, messages = self._unrecorded, (self.messages if self._messages_unsaved else None)
+        self._unrecorded, self._messages_unsaved = [], False
+        return entries, messages
+
+    def _grow(self, *messages: dict[str, Any]) -> None:
+        self.messages.extend(messages)
+        self._messages_unsaved = True
+
+    # The loop
+
+    def execute(self) -> Outcome:
+        if not self.messages:
+            self._grow(*self.run.history, user_message(self.run.input["userMessage"]))
+        while True:
+            pending = pending_tool_calls(self.messages)
+            if pending:
+                step = self._run_calls(pending)
+                if not isinstance(step, list):
+                    return step
+                self._grow(*step)  # the results are journaled; the conversation is written next time
+                continue
+            last = self.messages[-1]
+            if last["role"] == "assistant":
+                return Completed(output={"reply": last["content"]})
+            if self.run.dry_run:
+                self._grow(assistant_message(DRY_RUN_REPLY, []))
+                self._record()
+                continue
+            failed = self._ask_model()
+            if failed is not None:
+                return failed
+
+    # The model
+
+    def _visible_tools(self) -> list[ToolSpec]:
+        """The tools the model may see: in a read-only run, only the read-only ones."""
+        return [
+            ToolSpec(id=tool.id, description=tool.description, input_schema=tool.input_schema)
+            for tool in self.ctx.tools.values()
+            if tool is not None and (tool.is_read_only or not self.run.read_only)
+        ]
+
+    def _ask_model(self) -> Failed | None:
+        views = self.views.update(self.messages)
+        step = 1 + views.model_answers
+        if step > setting("KINDGI_MAX_MODEL_STEPS"):
+            return Failed(
+                message=f"model-step-limit: the model asked for tools {step - 1} times without answering"
+            )
+        try:
+            model = resolve_model(self.agent)
+        except ModelError as error:
+            return Failed(message=error.message)
+        request = model_request(
+            instructions=self.agent.instructions,
+            messages=self.messages,
+            tools=self._visible_tools(),
+            views=views,
+        )
+        answered = self._reply(model, request, step)
+        if isinstance(answered, Failed):
+            return answered
+        reply, entry = answered
+        used_ids = set(views.call_ids)
+        calls = []
+        for call in reply.tool_calls:
+            call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"
+            used_ids.add(call_id)
+            calls.append({"id": call_id, "toolId": call.tool_id, "arguments": without_nul(call.arguments)})
+        text = without_nul(reply.text)  # what a model says must be storable, whatever it says
+        self._grow(assistant_message(text, calls))
+        self._unrecorded.append(replace(entry, payload={**entry.payload, "text": text, "toolCalls": calls}))
+        return None
+
+    def _reply(self, model: ChatModel, request: ModelRequest, step: int) -> tuple[ModelReply, Entry] | Failed:
+        """The model's reply and the entry to journal it with, asking again while a failure is
+        retryable; each failed attempt is journaled."""
+        attempts = setting("KINDGI_MODEL_ATTEMPTS")
+        for attempt in range(1, attempts + 1):
+            started = time.perf_counter()
+            try:
+                reply = model.respond(request)
+            except Exception as error:
+                retryable = isinstance(error, ModelError) and error.retryable
+                message = (
+                    error.message if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+                )
+                self._record(
+                    _model_called(
+                        model.model_name, step, attempt, started, error=message, retryable=retryable
+                    )
+                )
+                if retryable and attempt < attempts:
+                    time.sleep(setting("KINDGI_MODEL_RETRY_DELAY_SECONDS") * attempt)
+                    continue
+                return Failed(message=f"model-error: {message}")
+            entry = _model_called(model.model_name, step, attempt, started, usage=reply.usage.to_dict())
+            return reply, entry
+        raise AssertionError("unreachable: the last attempt returns")
+
+    # Tool calls
+
+    def _message(self, call_id: str) -> dict[str, Any]:
+        done = self.state.results[call_id]
+        tool = self.ctx.tools.get(done.tool_id)
+        outside = bool(tool and tool.result_is_outside_data)
+        return tool_message(call_id=call_id, tool_id=done.tool_id, result=done.result, outside_data=outside)
+
+    def _traits(self, call: ProposedCall, ctx: PolicyContext) -> CallTraits:
+        """What scheduling needs to know of a call (whether it runs is the policy's to decide)."""
+        tool = ctx.tools.get(call.tool_id)
+        if tool is None:
+            return CallTraits(read_only=False)
+        return CallTraits(
+            read_only=tool.is_read_only,
+            may_wait=tool.may_wait,
+            sequential=tool.execution == "sequential",
+            guarded=any(guardrail.applies_to(tool.id) for guardrail in ctx.guardrails),
+            needs_approval=gate_of(call, tool, ctx, ctx.approved_tools).gate == Gate.ASK,
+        )
+
+    def _run_calls(self, pending: list[Mapping[str, Any]]) -> list[dict[str, Any]] | Outcome:
+        step_ids = {call["id"] for call in pending}
+        # Approvals met in this step join the set as the calls are judged, in order.
+        approved = set(self.ctx.approved_tools) | self.state.approved_tools(leaving_out=step_ids)
+        ctx = replace(self.ctx, approved_tools=approved)
+        calls = [
+            proposed(
+                call_id=call["id"], tool_id=call["toolId"], arguments=call.get("arguments"), state=self.state
+            )
+            for call in pending
+        ]
+        batches = plan_batches(
+            [self._traits(call, ctx) for call in calls], parallel=self.agent.parallel_tool_calls
+        )
+        for batch in batches:
+            ready: list[ProposedCall] = []
+            stop: Outcome | None = None
+            for index in batch:
+                if calls[index].call_id in self.state.results:
+                    continue
+                earlier = tuple(
+                    self._message(c.call_id) for c in calls[:index] if c.call_id in self.state.results
+                )
+                verdict = prepare(replace(calls[index], earlier_results=earlier), self.state, ctx)
+                if isinstance(verdict, Ready):
+                    ready.append(verdict.call)
+                    if verdict.call.approval is not None:
+                        approved.add(verdict.call.tool_id)
+                elif isinstance(verdict, Refused):
+                    self._record(*verdict.call.notes, refusal_entry(verdict))
+                else:
+                    stop = _stopped(verdict)
+                    break
+            if ready:
+                self._execute(ready)
+            if stop is not None:
+                return stop
+        return [self._message(call.call_id) for call in calls]
+
+    def _execute(self, ready: list[ProposedCall]) -> None:
+        self._record(*(entry for call in ready for entry in (*call.notes, called_entry(call))))
+        jobs = [(call.tool, call.validated, self._context(call.call_id)) for call in ready]
+        if len(jobs) == 1:
+            invocations = [invoke(*jobs[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                invocations = list(pool.map(lambda job: self._invoke_in_thread(*job), jobs))
+        self._record(*(result_entry(call, done) for call, done in zip(ready, invocations, strict=True)))
+
+    def _invoke_in_thread(self, tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
+        try:
+            with about_run(context.run_id):  # the tool's own log lines, from this thread, name the run
+                return invoke(tool, arguments, context)
+        finally:
+            self.recorder.thread_finished()
+
+    def _context(self, call_id: str) -> ToolContext:
+        return ToolContext(
+            run_id=self.run.id,
+            call_id=call_id,
+            idempotency_key=f"{self.run.id}:{call_id}",
+            dry_run=self.run.dry_run,
+            read_only=self.run.read_only,
+        )
+
+
+def called_entry(call: ProposedCall) -> Entry:
+    payload = {
+        "callId": call.call_id,
+        "toolId": call.tool.id,
+        "toolVersion": call.tool.version,
+        "arguments": call.json_arguments,
+        "gate": call.gate.to_dict(),
+    }
+    if call.model_arguments is not None:
+        payload["modelArguments"] = call.model_arguments
+    return Entry(kind=EntryKind.TOOL_CALLED, node_id=call.node_id, payload=payload)
+
+
+def result_entry(call: ProposedCall, invocation: Invocation, *, for_a_model: bool = True) -> Entry:
+    """The call's result; a model whose arguments a reviewer edited is told so beside it."""
+    result = invocation.result
+    if for_a_model and call.model_arguments is not None:
+        result = {"result": result, "note": EDITED_NOTE, "arguments": call.json_arguments}
+    payload = {"callId": call.call_id, "toolId": call.tool.id, "result": result}
+    if invocation.traceback:
+        payload["traceback"] = invocation.traceback
+    completed = invocation.status == CallStatus.COMPLETED
+    kind = EntryKind.TOOL_COMPLETED if completed else EntryKind.TOOL_FAILED
+    return Entry(kind=kind, node_id=call.node_id, duration_ms=invocation.duration_ms, payload=payload)
+
+
+def refusal_entry(refusal: Refused) -> Entry:
+    call = refusal.call
+    payload: dict[str, Any] = {"callId": call.call_id, "toolId": call.tool_id, "reason": refusal.reason}
+    if refusal.kind == EntryKind.TOOL_FAILED:
+        payload["arguments"] = call.arguments
+    payload["result"] = refusal.result
+    if call.gate is not None:
+        payload["gate"] = call.gate.to_dict()
+    return Entry(kind=refusal.kind, node_id=call.node_id, payload=payload)
+
+
+def _stopped(verdict: Stop | Suspend) -> Outcome:
+    if isinstance(verdict, Stop):
+        return Failed(message=verdict.message)
+    return Suspended(waitpoint=verdict.waitpoint, node_id=verdict.call.node_id)
+
+
+def _model_called(model_name: str, step: int, attempt: int, started: float, **fields: Any) -> Entry:
+    return Entry(
+        kind=EntryKind.MODEL_CALLED,
+        duration_ms=round((time.perf_counter() - started) * 1000),
+        payload={"model": model_name, "step": step, "attempt": attempt, **fields},
+    )

@@ -1,0 +1,81 @@
+"""What a suspended run waits on, defined once: the kinds, and the waitpoints the engine makes.
+
+A waitpoint is plain JSON (it is stored on the run and in the journal). The app that owns a
+kind (approvals owns ``approval``) registers with the driver and records the waitpoint's
+counterpart when a run suspends on it; ``child-run`` belongs to the runs app itself.
+"""
+
+import hashlib
+import json
+from typing import Any
+
+# Kinds of waitpoint.
+APPROVAL = "approval"
+CHILD_RUN = "child-run"
+
+# What an approval waitpoint asks a person about.
+PENDING_TOOL_CALL = "tool-call:pending"
+INTERRUPTED_TOOL_CALL = "tool-call:interrupted"
+
+# A person's answer, in a resolution's "decision".
+APPROVE = "approve"
+REJECT = "reject"
+
+INTERRUPTED_REASON = (
+    "recovery: the call started but its result was never recorded; it may already have "
+    "taken effect. Approve to run it again, reject to tell the model it did not complete."
+)
+
+
+def call_digest(tool_id: str, tool_version: str, arguments: Any) -> str:
+    """What an approval binds: the tool, its version and the exact arguments. The call that runs
+    after the approval must have the same digest."""
+    canonical = json.dumps(
+        {"toolId": tool_id, "toolVersion": tool_version, "arguments": arguments},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def approval_waitpoint(
+    *,
+    call_id: str,
+    tool_id: str,
+    tool_version: str,
+    arguments: Any,
+    gate: dict[str, Any],
+    subject_kind: str = PENDING_TOOL_CALL,
+) -> dict[str, Any]:
+    arguments = arguments if isinstance(arguments, dict) else {}
+    return {
+        "kind": APPROVAL,
+        "subjectKind": subject_kind,
+        "callId": call_id,
+        "toolId": tool_id,
+        "toolVersion": tool_version,
+        "arguments": arguments,
+        "digest": call_digest(tool_id, tool_version, arguments),
+        "gate": gate,
+    }
+
+
+def interrupted_waitpoint(*, call_id: str, tool_id: str, tool_version: str, arguments: Any) -> dict[str, Any]:
+    """Ask a person whether to run again a call whose executor died before recording its result."""
+    return approval_waitpoint(
+        call_id=call_id,
+        tool_id=tool_id,
+        tool_version=tool_version,
+        arguments=arguments,
+        gate={"gate": "ask", "reason": INTERRUPTED_REASON},
+        subject_kind=INTERRUPTED_TOOL_CALL,
+    )
+
+
+def child_run_waitpoint(run_id: str) -> dict[str, Any]:
+    return {"kind": CHILD_RUN, "runId": run_id}
+
+
+def is_approval_of_a_call(waitpoint: dict[str, Any] | None) -> bool:
+    return bool(waitpoint) and waitpoint.get("kind") == APPROVAL

@@ -1,0 +1,119 @@
+"""Execute or resume one run: claim it, hand the engine what it needs, record how it ended.
+
+The engine decides and the driver records: this module reads the run (its row, its journal
+folded once, the policy context) and gives the engine a recorder that writes through
+``runs.journal`` under the claim. A run id comes in; nothing here goes back up to the actions.
+"""
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID, uuid4
+
+from django.db import connections
+
+from core.logs import about_run
+from kindgi import AgentDefinition
+from runs import journal
+from runs.calls import policy_context, target_of
+from runs.engine.entries import Entry
+from runs.engine.flow import FlowRun
+from runs.engine.outcomes import Failed, Outcome
+from runs.engine.recorder import ChildRun
+from runs.engine.state import RunState
+from runs.engine.turn import AgentTurn
+from runs.exceptions import LostClaimError
+from runs.heartbeat import claim_held
+from runs.models import Run, RunStatus
+from runs.selectors import run_journal
+from tools.registry import get_registry
+
+logger = logging.getLogger("kindgi.runs")
+
+
+class JournalRecorder:
+    """The engine's recorder for one execution: every write carries the executor's claim."""
+
+    def __init__(self, run_id: UUID, token: str):
+        self.run_id = run_id
+        self.token = token
+
+    def record(self, entries: Sequence[Entry], *, messages_json: str | None = None) -> None:
+        journal.do_record(self.run_id, token=self.token, entries=entries, messages_json=messages_json)
+
+    def run_child(
+        self, *, node_id: str, agent: AgentDefinition, input: dict[str, Any], entries: Sequence[Entry]
+    ) -> ChildRun:
+        child = journal.do_get_or_create_child_run(
+            parent_id=self.run_id,
+            token=self.token,
+            node_id=node_id,
+            agent=agent,
+            input=input,
+            entries=entries,
+        )
+        if child.status == RunStatus.QUEUED:
+            execute(child.pk)  # an agent step runs inside its flow's execution
+            child.refresh_from_db()
+        return ChildRun(
+            id=str(child.pk), status=child.status, output=child.output, failure_message=child.failure_message
+        )
+
+    def thread_finished(self) -> None:
+        connections.close_all()  # that thread's own connections, if its tool used the database
+
+
+def _engine_for(run: Run, recorder: JournalRecorder) -> AgentTurn | FlowRun | None:
+    registry = get_registry()
+    target = target_of(run, registry)
+    if target is None:
+        return None
+    state = RunState.fold(run_journal(run))
+    ctx = policy_context(run, target, registry=registry)
+    if run.is_agent_turn:
+        return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder)
+    return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)
+
+
+def execute(run_id: UUID) -> None:
+    """Do nothing unless this call wins the run's claim; then take the run as far as it goes."""
+    with about_run(run_id):
+        _execute(run_id)
+
+
+def _execute(run_id: UUID) -> None:
+    token = uuid4().hex
+    run = journal.do_claim_run(run_id, token=token)
+    if run is None:
+        logger.debug("run %s: not claimed (finished, or another executor holds it)", run_id)
+        return
+    target = (
+        f"agent {run.agent_key}@{run.agent_version}"
+        if run.is_agent_turn
+        else f"flow {run.flow_key}@{run.flow_version}"
+    )
+    logger.info("run %s: executing %s", run_id, target)
+    try:
+        engine = _engine_for(run, JournalRecorder(run.pk, token))
+        if engine is None:
+            outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
+        else:
+            with claim_held(run.pk, token):  # however long a tool call takes
+                outcome = engine.execute()
+        entries, messages = engine.unrecorded() if engine is not None else ([], None)
+        finished = journal.do_finish_run(
+            run_id, token=token, outcome=outcome, entries=entries, messages=messages
+        )
+    except LostClaimError:
+        # Cancelled, or another executor took over: the run is theirs now.
+        logger.info("run %s: stopped here, its claim was lost", run_id)
+        return
+    except Exception as error:
+        # The traceback goes to the log; the run keeps the message.
+        logger.exception("run %s: the engine failed", run_id)
+        outcome = Failed(message=f"internal-error: {type(error).__name__}: {error}")
+        try:
+            finished = journal.do_finish_run(run_id, token=token, outcome=outcome)
+        except LostClaimError:
+            return
+    logger.info("run %s: %s", run_id, finished.status)

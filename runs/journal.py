@@ -1,0 +1,301 @@
+"""A run's journal and claim: what executors write, each in one transaction under the run's lock.
+
+An executor takes a run with ``do_claim_run`` and a token of its own; everything it records
+after (``do_record``, ``do_get_or_create_child_run``, ``do_finish_run``) carries the token, and
+a call whose claim is gone raises ``LostClaimError`` and changes nothing. Entries are published
+to the run's channel groups once their transaction commits.
+"""
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from core.conf import setting
+from core.secrets import scrub_secrets, scrub_secrets_in_json
+from kindgi import AgentDefinition
+from runs import waitpoints
+from runs.engine.entries import Entry, EntryKind
+from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
+from runs.engine.waitpoints import CHILD_RUN
+from runs.exceptions import LostClaimError
+from runs.metrics import TOOL_CALL_SECONDS
+from runs.models import AGENT_TURN_FLOW_ID, AGENT_TURN_FLOW_VERSION, JournalEntry, Run, RunStatus
+from runs.tasks import enqueue_run_on_commit
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=setting("KINDGI_RUN_LEASE_SECONDS"))
+
+
+def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
+    """Append entries in one statement and have them published together once the transaction
+    commits.
+
+    Precondition: ``run`` is locked (select_for_update, or the claim's UPDATE) in this
+    transaction, so ``last_sequence`` is ours to bump."""
+    written = []
+    for entry in entries:
+        run.last_sequence += 1
+        written.append(
+            JournalEntry(
+                run=run,
+                sequence=run.last_sequence,
+                kind=entry.kind,
+                node_id=entry.node_id,
+                duration_ms=entry.duration_ms,
+                payload=scrub_secrets(entry.payload or {}),
+            )
+        )
+    if written:
+        JournalEntry.objects.bulk_create(written)
+        # Published after commit with the run as it stands then, so the events' status is final.
+        transaction.on_commit(lambda: publish_now(run, written))
+    return written
+
+
+def publish_now(run: Run, entries: list[JournalEntry]) -> None:
+    from core.channels import send_to_groups
+    from runs.events import entry_event, run_group
+
+    groups = [run_group(run.pk)] + ([run_group(run.parent_id)] if run.parent_id else [])
+    send_to_groups(groups, lambda: [entry_event(run, entry) for entry in entries])
+
+
+def identity_of(target: Any) -> dict[str, str]:
+    """The flow (and agent) a run of ``target`` runs: an agent's turn is a run of ``agent.turn``."""
+    if isinstance(target, AgentDefinition):
+        return {
+            "flow_key": AGENT_TURN_FLOW_ID,
+            "flow_version": AGENT_TURN_FLOW_VERSION,
+            "agent_key": target.id,
+            "agent_version": target.version,
+        }
+    return {"flow_key": target.id, "flow_version": target.version}
+
+
+@transaction.atomic(durable=True)
+def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
+    """Take the run for execution, or return None when it is not ours to execute: finished,
+    suspended, or held by another executor whose claim has not expired."""
+    run = Run.objects.select_for_update().get(pk=run_id)
+    now = timezone.now()
+    if run.status == RunStatus.RUNNING:
+        if run.claim_expires_at is not None and run.claim_expires_at > now:
+            return None
+    elif run.status != RunStatus.QUEUED:
+        return None
+    if run.last_sequence == 0:
+        started = {"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only}
+        append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
+    run.status = RunStatus.RUNNING
+    run.claim_token = token
+    run.claim_expires_at = now + _lease()
+    run.started_at = run.started_at or now
+    # Only what changed: the conversation and input are not written back.
+    run.save(
+        update_fields=[
+            "status",
+            "claim_token",
+            "claim_expires_at",
+            "started_at",
+            "last_sequence",
+            "updated_at",
+        ]
+    )
+    return run
+
+
+def do_renew_claim(run_id: UUID, *, token: str) -> bool:
+    """Push the claim's expiry a lease on, if this executor still holds the run."""
+    return bool(
+        Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, claim_token=token).update(
+            claim_expires_at=timezone.now() + _lease()
+        )
+    )
+
+
+def _locked_claimed(run_id: UUID, token: str) -> Run:
+    """The run, locked, if this executor still holds it. Its conversation, input and output are
+    left unread (and so unwritten by ``save``) unless the caller sets them."""
+    run = Run.objects.select_for_update().defer("messages", "input", "output").get(pk=run_id)
+    if run.status != RunStatus.RUNNING or run.claim_token != token:
+        raise LostClaimError(f"run {run_id} is {run.status} and no longer held by this executor")
+    return run
+
+
+@transaction.atomic(durable=True)
+def do_record(
+    run_id: UUID, *, token: str, entries: Iterable[Entry], messages_json: str | None = None
+) -> None:
+    """Record steps of a run the caller holds, and renew the claim; write its conversation if
+    given, as JSON already made (the engine keeps it made as the turn grows)."""
+    entries = list(entries)
+    claimed = _advance_claimed(run_id, token, count=len(entries), messages_json=messages_json)
+    if claimed is None:
+        raise LostClaimError(f"run {run_id} is no longer held by this executor")
+    last_sequence, parent_id = claimed
+    run = Run(
+        id=run_id, status=RunStatus.RUNNING, last_sequence=last_sequence - len(entries), parent_id=parent_id
+    )
+    append_entries(run, entries)
+    for entry in entries:
+        if entry.kind in (EntryKind.TOOL_COMPLETED, EntryKind.TOOL_FAILED) and entry.duration_ms is not None:
+            outcome = "completed" if entry.kind == EntryKind.TOOL_COMPLETED else "failed"
+            TOOL_CALL_SECONDS.labels(tool=entry.payload["toolId"], outcome=outcome).observe(
+                entry.duration_ms / 1000
+            )
+
+
+def _advance_claimed(
+    run_id: UUID, token: str, *, count: int, messages_json: str | None
+) -> tuple[int, UUID | None] | None:
+    """In one statement, if this executor still holds the run: move its journal's sequence on by
+    ``count``, renew the claim, write the conversation if given, and return the new sequence
+    and the parent's id; None if the run is no longer ours.
+
+    The engine's most frequent write (twice per tool call), so it is one UPDATE … RETURNING
+    (SQLite 3.35+, PostgreSQL), which takes the row's lock as select_for_update would."""
+    fields = {
+        name: Run._meta.get_field(name)
+        for name in (
+            "id",
+            "status",
+            "claim_token",
+            "last_sequence",
+            "claim_expires_at",
+            "updated_at",
+            "messages",
+            "parent",
+        )
+    }
+    now = timezone.now()
+    column = {name: connection.ops.quote_name(field.column) for name, field in fields.items()}
+    assignments = [
+        f"{column['last_sequence']} = {column['last_sequence']} + %s",
+        f"{column['claim_expires_at']} = %s",
+        f"{column['updated_at']} = %s",
+    ]
+    params: list[Any] = [
+        count,
+        fields["claim_expires_at"].get_db_prep_save(now + _lease(), connection),
+        fields["updated_at"].get_db_prep_save(now, connection),
+    ]
+    if messages_json is not None:
+        cast = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
+        assignments.append(f"{column['messages']} = {cast}")
+        params.append(scrub_secrets_in_json(messages_json))
+    params += [fields["id"].get_db_prep_value(run_id, connection), RunStatus.RUNNING, token]
+    sql = (
+        f"UPDATE {connection.ops.quote_name(Run._meta.db_table)} SET {', '.join(assignments)} "
+        f"WHERE {column['id']} = %s AND {column['status']} = %s AND {column['claim_token']} = %s "
+        f"RETURNING {column['last_sequence']}, {column['parent']}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return row[0], (UUID(str(row[1])) if row[1] is not None else None)
+
+
+@transaction.atomic(durable=True)
+def do_get_or_create_child_run(
+    *,
+    parent_id: UUID,
+    token: str,
+    node_id: str,
+    agent: AgentDefinition,
+    input: dict[str, Any],
+    entries: Iterable[Entry] = (),
+) -> Run:
+    """The agent-step child run of ``node_id``, created once (with ``entries`` on the parent)."""
+    parent = _locked_claimed(parent_id, token)
+    child = Run.objects.filter(parent=parent, parent_node_id=node_id).first()
+    if child is None:
+        child = Run(
+            **identity_of(agent),
+            tenant_id=parent.tenant_id,
+            input=scrub_secrets(input),
+            dry_run=parent.dry_run,
+            read_only=parent.read_only,
+            started_by=parent.started_by,
+            parent=parent,
+            parent_node_id=node_id,
+        )
+        child.conversation_id = child.pk
+        child.save(force_insert=True)
+        append_entries(parent, entries)
+        parent.save(update_fields=["last_sequence", "updated_at"])
+    return child
+
+
+@transaction.atomic(durable=True)
+def do_finish_run(
+    run_id: UUID, *, token: str, outcome: Outcome, entries: Iterable[Entry] = (), messages: list | None = None
+) -> Run:
+    """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
+
+    Locks a parent before its child, always, so that a child finishing and its parent
+    suspending on it cannot deadlock, and neither misses the other.
+    """
+    parent_id = Run.objects.values_list("parent_id", flat=True).get(pk=run_id)
+    parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
+    run = _locked_claimed(run_id, token)
+    entries = list(entries)
+    if messages is not None:
+        run.messages = scrub_secrets(messages)
+    entries.append(_ending(run, outcome))
+    append_entries(run, entries)
+    run.claim_token, run.claim_expires_at = "", None
+    run.save()
+    if run.status == RunStatus.SUSPENDED and run.waitpoint.get("kind") == CHILD_RUN:
+        child = Run.objects.select_for_update().get(pk=run.waitpoint["runId"])
+        if child.is_finished:  # it finished while we were on our way to wait for it
+            resume_locked(run, {"childStatus": child.status})
+    if parent is not None and run.is_finished:
+        waitpoint = parent.waitpoint or {}
+        if parent.status == RunStatus.SUSPENDED and waitpoint.get("runId") == str(run.pk):
+            resume_locked(parent, {"childStatus": run.status})
+    return run
+
+
+def _ending(run: Run, outcome: Outcome) -> Entry:
+    """Set the run's status for ``outcome``; return the entry that says so."""
+    now = timezone.now()
+    match outcome:
+        case Completed(output=output):
+            output = scrub_secrets(output)
+            run.status, run.output, run.finished_at = RunStatus.COMPLETED, output, now
+            return Entry(kind=EntryKind.RUN_COMPLETED, payload={"output": output})
+        case Failed(message=message):
+            message = scrub_secrets(message)
+            run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
+            return Entry(kind=EntryKind.RUN_FAILED, payload={"failureMessage": message})
+        case Suspended(waitpoint=waitpoint, node_id=node_id):
+            run.status = RunStatus.SUSPENDED
+            run.waitpoint = waitpoints.on_suspend(run, scrub_secrets({**waitpoint, "nodeId": node_id}))
+            return Entry(kind=EntryKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint})
+    raise TypeError(f"not an outcome: {outcome!r}")
+
+
+def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
+    """Journal what resolved the run's wait and queue it to continue.
+
+    Precondition: ``run`` is locked and suspended."""
+    append_entries(
+        run,
+        [
+            Entry(
+                kind=EntryKind.WAIT_RESUMED,
+                node_id=(run.waitpoint or {}).get("nodeId", ""),
+                payload={"waitpoint": run.waitpoint, "resolution": dict(resolution)},
+            )
+        ],
+    )
+    run.status, run.waitpoint = RunStatus.QUEUED, None
+    run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
+    enqueue_run_on_commit(run.pk)

@@ -1,0 +1,161 @@
+"""The call policy on its own: pure, with no database; each step's reasons, in order."""
+
+from dataclasses import replace
+
+import pytest
+
+from kindgi import allow, before_tool, refuse
+from runs.engine.entries import EntryKind
+from runs.engine.gates import AgentGates, Override, Rule, RuleGate
+from runs.engine.policy import (
+    EDIT_STEPS,
+    PolicyContext,
+    Ready,
+    Refused,
+    Stop,
+    Suspend,
+    prepare,
+    proposed,
+)
+from runs.engine.state import RunFacts, RunState
+from runs.engine.waitpoints import call_digest
+from tests.pack_fixtures.probes import pay, read, write
+
+TOOLS = {tool.id: tool for tool in (read, write, pay)}
+PAYMENT = {"amountCents": 500, "to": "bob"}
+
+
+def context(**changes) -> PolicyContext:
+    base = PolicyContext(
+        run=RunFacts(id="run-1"),
+        tools=TOOLS,
+        agent_id="probe.payer",
+        agent_gates=AgentGates(enabled=True, overrides={}),
+    )
+    return replace(base, **changes)
+
+
+def judge(tool_id, arguments, *, state=None, ctx=None, call_id="c1", steps=None):
+    state = state or RunState()
+    call = proposed(call_id=call_id, tool_id=tool_id, arguments=arguments, state=state)
+    return prepare(call, state, ctx or context(), steps=steps)
+
+
+def resumed(call_id, resolution) -> RunState:
+    state = RunState()
+    waitpoint = {
+        "kind": "approval",
+        "subjectKind": "tool-call:pending",
+        "callId": call_id,
+        "toolId": "probe.pay",
+    }
+    state.apply(EntryKind.WAIT_RESUMED, "", {"waitpoint": waitpoint, "resolution": resolution})
+    return state
+
+
+def test_a_read_only_tool_is_ready_with_its_validated_arguments():
+    verdict = judge("probe.read", {"label": "a"})
+    assert isinstance(verdict, Ready)
+    assert verdict.call.json_arguments == {"label": "a", "pause_ms": 30}
+    assert verdict.call.gate.reason == "default: the tool is read-only"
+
+
+def test_the_run_policy_comes_before_everything_else():
+    dry = judge("probe.pay", {"nonsense": True}, ctx=context(run=RunFacts(id="r", dry_run=True)))
+    assert isinstance(dry, Stop)
+    assert dry.message.startswith('dry-run-effectful-tool: tool "probe.pay"')
+    read_only = judge("probe.pay", PAYMENT, ctx=context(run=RunFacts(id="r", read_only=True)))
+    assert isinstance(read_only, Refused)
+    assert read_only.result["error"]["code"] == "TOOL_NOT_ALLOWED"
+    assert read_only.failure.startswith('read-only-run: tool "probe.pay"')
+
+
+def test_an_unknown_tool_is_refused_as_data():
+    verdict = judge("probe.nope", {})
+    assert isinstance(verdict, Refused)
+    assert verdict.result["error"]["message"] == '"probe.nope" is not one of this agent\'s tools.'
+
+
+def test_invalid_arguments_are_refused_as_data_with_each_field_and_never_ask_a_person():
+    verdict = judge("probe.pay", {"amountCents": 0, "memo": "x"})
+    assert isinstance(verdict, Refused)
+    assert verdict.kind == EntryKind.TOOL_FAILED
+    assert verdict.errors == (
+        "/amountCents: Input should be greater than or equal to 1",
+        "/to: Field required",
+        "/memo: unknown field (the fields are: amountCents, to)",
+    )
+    assert verdict.result["stateChanged"] is False
+
+
+def test_a_call_that_must_ask_suspends_on_an_approval_that_binds_its_digest():
+    verdict = judge("probe.pay", PAYMENT)
+    assert isinstance(verdict, Suspend)
+    assert verdict.waitpoint["digest"] == call_digest("probe.pay", "1.0.0", PAYMENT)
+    assert verdict.waitpoint["gate"]["reason"] == "default: first use of a tool that is not read-only"
+
+
+def test_a_tenant_deny_refuses_even_an_approved_call():
+    state = resumed("c1", {"decision": "approve", "digest": call_digest("probe.pay", "1.0.0", PAYMENT)})
+    deny = Rule(id=1, name="frozen", gate=RuleGate.DENY, tool_pattern="probe.pay", reason="Frozen.")
+    verdict = judge("probe.pay", PAYMENT, state=state, ctx=context(rules=[deny]))
+    assert isinstance(verdict, Refused)
+    assert verdict.failure == 'tool-denied: tool "probe.pay" is denied by rule "frozen": Frozen.'
+
+
+def test_a_rejection_refuses_the_call_whatever_the_gate_says_now():
+    state = resumed("c1", {"decision": "reject", "rationale": "No.", "reviewer": "Sam"})
+    never = AgentGates(enabled=True, overrides={"probe.pay": Override(gate="never_ask", source="admin")})
+    verdict = judge("probe.pay", PAYMENT, state=state, ctx=context(agent_gates=never))
+    assert isinstance(verdict, Refused)
+    assert verdict.result == {"status": "rejected", "rationale": "No."}
+
+
+def test_an_edited_approval_is_judged_and_runs_as_edited():
+    edited = {"amountCents": 400, "to": "bob"}
+    state = resumed(
+        "c1",
+        {"decision": "approve", "arguments": edited, "digest": call_digest("probe.pay", "1.0.0", edited)},
+    )
+    verdict = judge("probe.pay", PAYMENT, state=state)
+    assert isinstance(verdict, Ready)
+    assert (verdict.call.json_arguments, verdict.call.model_arguments) == (edited, PAYMENT)
+
+
+def test_a_call_that_does_not_match_the_approved_digest_does_not_run():
+    state = resumed(
+        "c1", {"decision": "approve", "digest": call_digest("probe.pay", "1.0.0", {"amountCents": 1})}
+    )
+    verdict = judge("probe.pay", PAYMENT, state=state)
+    assert isinstance(verdict, Refused)
+    assert verdict.result["error"]["code"] == "APPROVAL_MISMATCH"
+
+
+def test_an_interrupted_call_waits_for_a_person_unless_its_tool_is_idempotent():
+    state = RunState()
+    state.apply(EntryKind.TOOL_CALLED, "", {"callId": "c1"})
+    verdict = judge("probe.read", {"label": "a"}, state=state)
+    assert isinstance(verdict, Suspend)
+    assert verdict.waitpoint["subjectKind"] == "tool-call:interrupted"
+
+
+def test_a_guardrail_judges_after_the_gate_and_its_judgement_is_noted_either_way():
+    @before_tool(tools=["probe.read"])
+    def no_b(call):
+        return refuse("no b") if call.arguments["label"] == "b" else allow()
+
+    ctx = context(guardrails=(no_b,))
+    refused = judge("probe.read", {"label": "b"}, ctx=ctx)
+    assert isinstance(refused, Refused)
+    assert [note.payload["allowed"] for note in refused.call.notes] == [False]
+    allowed = judge("probe.read", {"label": "a"}, ctx=ctx)
+    assert isinstance(allowed, Ready)
+    assert [note.payload["allowed"] for note in allowed.call.notes] == [True]
+
+
+@pytest.mark.parametrize("tool_id", ["probe.write", "probe.pay"])
+def test_the_edit_steps_stop_at_the_gate(tool_id):
+    arguments = {"label": "a"} if tool_id == "probe.write" else PAYMENT
+    verdict = judge(tool_id, arguments, steps=EDIT_STEPS)
+    assert isinstance(verdict, Suspend)
+    assert verdict.gate is not None

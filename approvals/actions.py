@@ -126,7 +126,7 @@ def do_complete_approval(
         raise refusal.error()
     edited, digest = None, approval.digest
     if arguments is not None:
-        edited = _allowed_edit(approval, reviewer, arguments)
+        edited = _allowed_edit(run, approval, reviewer, arguments)
         digest = call_digest(approval.tool_key, approval.tool_version, edited)
     now = timezone.now()
     record = Decision.objects.create(
@@ -160,14 +160,14 @@ def do_complete_approval(
     return Completion(approval=approval, decision=record)
 
 
-def _allowed_edit(approval: Approval, reviewer: Reviewer, arguments: Any) -> dict[str, Any]:
+def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: Any) -> dict[str, Any]:
     """The edited arguments as they will run, once the call policy has judged them as if the
     model had asked for them and ``reviewer`` may approve what it asks; otherwise the reason
     the decision is refused."""
     if approval.subject_kind == INTERRUPTED_TOOL_CALL:
         raise ApprovalInputError(["/arguments: an interrupted call runs again as it was, or not at all"])
     verdict = judge_edited_call(
-        approval.run_id,
+        run,
         call_id=approval.call_id,
         tool_id=approval.tool_key,
         node_id=approval.node_id,
@@ -194,7 +194,7 @@ def _allowed_edit(approval: Approval, reviewer: Reviewer, arguments: Any) -> dic
                 f"only the reviewers its rule names may approve the edited call ({gate.reason}); "
                 "the approval is still pending"
             )
-    return verdict.call.json_arguments
+    return verdict.call.arguments
 
 
 def _decided(approval: Approval, decision: Decision) -> None:

@@ -93,21 +93,7 @@ class DecisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 class ApprovalRuleForm(forms.ModelForm):
     class Meta:
         model = ApprovalRule
-        fields = [
-            "tenant",
-            "name",
-            "enabled",
-            "tool_pattern",
-            "agent_pattern",
-            "effect_kind",
-            "resource_pattern",
-            "condition",
-            "gate",
-            "required_role",
-            "reviewers",
-            "ttl_seconds",
-            "reason",
-        ]
+        fields = ["tenant", *RULE_FIELDS, "reviewers"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

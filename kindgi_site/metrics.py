@@ -6,32 +6,22 @@ decision), the same from every web process. With ``PROMETHEUS_MULTIPROC_DIR`` se
 metrics of every process on the machine that shares the directory are summed instead.
 """
 
-import os
 import secrets
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from approvals.metrics import ApprovalsCollector
 from core.api.errors import error_body
+from core.metrics import process_registry
 from runs.metrics import RunsCollector
 from tenants.tokens import bearer_token
 
 database_registry = CollectorRegistry()
 database_registry.register(RunsCollector())
 database_registry.register(ApprovalsCollector())
-
-
-def process_registry() -> CollectorRegistry:
-    """This process's metrics, or, in multiprocess mode, those of every process sharing the directory."""
-    if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
-        registry = CollectorRegistry()
-        MultiProcessCollector(registry)
-        return registry
-    return REGISTRY
 
 
 def _refusal(request: HttpRequest) -> JsonResponse | None:

@@ -7,7 +7,6 @@ The executor builds the policy context here for every execution, and the approva
 
 from dataclasses import replace
 from typing import Any
-from uuid import UUID
 
 from kindgi import AgentDefinition, FlowDefinition, Registry
 from kindgi.conditions import parse_condition
@@ -83,15 +82,16 @@ def policy_context(
     )
 
 
-def judge_edited_call(run_id: UUID, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:
-    """The verdict of the call policy on ``arguments`` for the waiting call ``call_id``, as if
-    the model (or the flow) had asked for them: refused, waiting for a person (with the gate
+def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:
+    """The verdict of the call policy on ``arguments`` for ``run``'s waiting call ``call_id``, as
+    if the model (or the flow) had asked for them: refused, waiting for a person (with the gate
     that asks, so the decider's rights can be checked), or ready to run."""
-    run = Run.objects.get(pk=run_id)
     registry = get_registry()
     target = target_of(run, registry)
     if target is None:
-        raise RunStateError(f"run {run_id}: {run.flow_key} {run.agent_key} is no longer in the packs".strip())
+        raise RunStateError(
+            f"run {run.pk}: its {'agent' if run.is_agent_turn else 'flow'} is no longer in the packs"
+        )
     state = RunState.fold(run_journal(run))
     facts = RunFacts(id=str(run.pk), dry_run=run.dry_run, read_only=run.read_only)
     ctx = policy_context(run, target, registry=registry, facts=facts)

@@ -83,7 +83,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "filters": filters,
         "reviewer": reviewer,
-        "agents": sorted(set(pending.values_list("agent_key", flat=True).distinct())),
+        "agents": sorted(set(pending.exclude(agent_key="").values_list("agent_key", flat=True).distinct())),
         "tools": sorted(set(pending.values_list("tool_key", flat=True).distinct())),
     }
     template = "console/queue.html#approval-list" if request.htmx else "console/queue.html"

@@ -1,6 +1,7 @@
-"""The run engine: plain Python that executes flows and agent turns step by step.
+"""The run engine: the kernel that decides, in plain Python, with no database.
 
-It reads the journal to know what is done, calls models and tools outside any
-transaction, and records every step through ``runs.actions``. Nothing here
-knows about HTTP, the API or WebSockets.
+``policy`` is the one door every tool call passes (``gates`` inside it); ``turn`` runs an agent
+turn and ``flow`` a flow, both over the journal folded into ``state`` and a ``recorder`` the
+driver implements (``runs.journal``, through ``runs.executor``). The engine never imports
+``runs.actions``, models or selectors, nor anything of HTTP, the API or WebSockets.
 """

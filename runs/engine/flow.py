@@ -87,7 +87,7 @@ class FlowRun:
         started = Entry(
             kind=EntryKind.NODE_STARTED,
             node_id=node.id,
-            payload={"kind": "tool", "target": call.tool.id, "input": call.json_arguments},
+            payload={"kind": "tool", "target": call.tool.id, "input": call.arguments},
         )
         self._record(started, called_entry(call))
         context = ToolContext(

@@ -47,6 +47,7 @@ class ProposedCall:
 
     call_id: str
     tool_id: str
+    # As asked; once the arguments step passes, as validated and dumped to JSON again.
     arguments: Any
     node_id: str = ""
     # The model's own arguments, when a reviewer approved edited ones (``arguments``) instead.
@@ -60,13 +61,6 @@ class ProposedCall:
     approval: Mapping[str, Any] | None = None
     # Entries the steps made on the way (guardrail judgements): recorded whatever the verdict.
     notes: tuple[Entry, ...] = ()
-
-    @property
-    def json_arguments(self) -> Any:
-        """The arguments as they run: validated and dumped once the arguments step has passed."""
-        if self.validated is None:
-            return self.arguments
-        return self.validated.model_dump(mode="json", by_alias=True)
 
 
 @dataclass(frozen=True)
@@ -154,7 +148,7 @@ def prepare(
 
 
 def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext) -> CallFacts:
-    arguments = call.json_arguments
+    arguments = call.arguments
     return CallFacts(
         tool_id=tool.id,
         agent_id=ctx.agent_id,
@@ -221,7 +215,8 @@ def tool_known(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
 def arguments_valid(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
     checked = check_arguments(call.tool, call.arguments)
     if not isinstance(checked, InvalidArguments):
-        return Pass(replace(call, validated=checked))
+        arguments = checked.model_dump(mode="json", by_alias=True)
+        return Pass(replace(call, validated=checked, arguments=arguments))
     result = checked.as_data()
     where = f'node "{call.node_id}": ' if call.node_id else ""
     return Refused(
@@ -244,7 +239,7 @@ def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | 
     decided = state.recoveries.get(call.call_id)
     if decided is None:
         waitpoint = interrupted_waitpoint(
-            call_id=call.call_id, tool_id=tool.id, tool_version=tool.version, arguments=call.json_arguments
+            call_id=call.call_id, tool_id=tool.id, tool_version=tool.version, arguments=call.arguments
         )
         return Suspend(call=call, waitpoint=waitpoint)
     if decided.get("decision") == APPROVE:
@@ -261,7 +256,7 @@ def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | 
         call=call,
         reason="interrupted, and a reviewer chose not to repeat it",
         result=result,
-        failure=f'interrupted-tool-call: {node}tool "{tool.id}", which is not idempotent, stopped '
+        failure=f'interrupted-tool-call: {node}tool "{tool.id}", which is not idempotent, and stopped '
         "before recording its result; a reviewer chose not to repeat it",
     )
 
@@ -293,7 +288,7 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
             call_id=call.call_id,
             tool_id=tool.id,
             tool_version=tool.version,
-            arguments=call.json_arguments,
+            arguments=call.arguments,
             gate=decision.to_dict(),
         )
         return Suspend(call=gated, waitpoint=waitpoint, gate=decision)
@@ -310,7 +305,7 @@ def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
         guarded = GuardedCall(
             call_id=call.call_id,
             tool_id=call.tool_id,
-            arguments=call.json_arguments,
+            arguments=call.arguments,
             run_id=ctx.run.id,
             earlier_results=call.earlier_results,
         )
@@ -355,7 +350,7 @@ def bound_to_approval(call: ProposedCall, state: RunState, ctx: PolicyContext) -
     if call.approval is None:
         return Pass(call)
     tool = call.tool
-    if call_digest(tool.id, tool.version, call.json_arguments) == call.approval.get("digest"):
+    if call_digest(tool.id, tool.version, call.arguments) == call.approval.get("digest"):
         return Pass(call)
     reason = "the call does not match what the reviewer approved"
     result = error_data(

@@ -145,14 +145,19 @@ class AgentTurn:
             calls.append({"id": call_id, "toolId": call.tool_id, "arguments": without_nul(call.arguments)})
         text = without_nul(reply.text)  # what a model says must be storable, whatever it says
         self._grow(assistant_message(text, calls))
-        self._unrecorded.append(replace(entry, payload={**entry.payload, "text": text, "toolCalls": calls}))
+        payload = dict(entry.payload)
+        usage = payload.pop("usage")
+        self._unrecorded.append(
+            replace(entry, payload={**payload, "text": text, "toolCalls": calls, "usage": usage})
+        )
         return None
 
     def _reply(self, model: ChatModel, request: ModelRequest, step: int) -> tuple[ModelReply, Entry] | Failed:
         """The model's reply and the entry to journal it with, asking again while a failure is
         retryable; each failed attempt is journaled."""
-        attempts = setting("KINDGI_MODEL_ATTEMPTS")
-        for attempt in range(1, attempts + 1):
+        attempts, attempt = setting("KINDGI_MODEL_ATTEMPTS"), 0
+        while True:
+            attempt += 1
             started = time.perf_counter()
             try:
                 reply = model.respond(request)
@@ -161,18 +166,15 @@ class AgentTurn:
                 message = (
                     error.message if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
                 )
-                self._record(
-                    _model_called(
-                        model.model_name, step, attempt, started, error=message, retryable=retryable
-                    )
+                failed = _model_called(
+                    model.model_name, step, attempt, started, error=message, retryable=retryable
                 )
+                self._record(failed)
                 if retryable and attempt < attempts:
                     time.sleep(setting("KINDGI_MODEL_RETRY_DELAY_SECONDS") * attempt)
                     continue
                 return Failed(message=f"model-error: {message}")
-            entry = _model_called(model.model_name, step, attempt, started, usage=reply.usage.to_dict())
-            return reply, entry
-        raise AssertionError("unreachable: the last attempt returns")
+            return reply, _model_called(model.model_name, step, attempt, started, usage=reply.usage.to_dict())
 
     # Tool calls
 
@@ -266,7 +268,7 @@ def called_entry(call: ProposedCall) -> Entry:
         "callId": call.call_id,
         "toolId": call.tool.id,
         "toolVersion": call.tool.version,
-        "arguments": call.json_arguments,
+        "arguments": call.arguments,
         "gate": call.gate.to_dict(),
     }
     if call.model_arguments is not None:
@@ -278,7 +280,7 @@ def result_entry(call: ProposedCall, invocation: Invocation, *, for_a_model: boo
     """The call's result; a model whose arguments a reviewer edited is told so beside it."""
     result = invocation.result
     if for_a_model and call.model_arguments is not None:
-        result = {"result": result, "note": EDITED_NOTE, "arguments": call.json_arguments}
+        result = {"result": result, "note": EDITED_NOTE, "arguments": call.arguments}
     payload = {"callId": call.call_id, "toolId": call.tool.id, "result": result}
     if invocation.traceback:
         payload["traceback"] = invocation.traceback

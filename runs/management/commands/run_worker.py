@@ -1,7 +1,7 @@
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
 from prometheus_client import start_http_server
 
-from kindgi_site.metrics import process_registry
+from core.metrics import process_registry
 
 
 class Command(DatabaseWorkerCommand):

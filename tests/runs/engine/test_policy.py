@@ -56,7 +56,7 @@ def resumed(call_id, resolution) -> RunState:
 def test_a_read_only_tool_is_ready_with_its_validated_arguments():
     verdict = judge("probe.read", {"label": "a"})
     assert isinstance(verdict, Ready)
-    assert verdict.call.json_arguments == {"label": "a", "pause_ms": 30}
+    assert verdict.call.arguments == {"label": "a", "pause_ms": 30}
     assert verdict.call.gate.reason == "default: the tool is read-only"
 
 
@@ -119,7 +119,7 @@ def test_an_edited_approval_is_judged_and_runs_as_edited():
     )
     verdict = judge("probe.pay", PAYMENT, state=state)
     assert isinstance(verdict, Ready)
-    assert (verdict.call.json_arguments, verdict.call.model_arguments) == (edited, PAYMENT)
+    assert (verdict.call.arguments, verdict.call.model_arguments) == (edited, PAYMENT)
 
 
 def test_a_call_that_does_not_match_the_approved_digest_does_not_run():

@@ -1,4 +1,4 @@
-"""Document the error body every endpoint may answer with."""
+"""Document the error body every endpoint may answer with, and that request bodies are strict."""
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -41,7 +41,12 @@ ERRORS = {
 
 
 def add_error_responses(result, generator, request, public):
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in schemas.items():
+        # Request bodies refuse fields they do not declare (core.api.fields.StrictSerializer).
+        if name.endswith("Request") and schema.get("type") == "object":
+            schema["additionalProperties"] = False
+    schemas["Error"] = ERROR_SCHEMA
     reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():

@@ -75,7 +75,3 @@ def interrupted_waitpoint(*, call_id: str, tool_id: str, tool_version: str, argu
 
 def child_run_waitpoint(run_id: str) -> dict[str, Any]:
     return {"kind": CHILD_RUN, "runId": run_id}
-
-
-def is_approval_of_a_call(waitpoint: dict[str, Any] | None) -> bool:
-    return bool(waitpoint) and waitpoint.get("kind") == APPROVAL

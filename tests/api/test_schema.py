@@ -19,6 +19,16 @@ def test_the_schema_is_valid_openapi_3_and_documents_every_endpoint(client):
         assert {"401", "403", "404"} <= set(operation["responses"]), path
     approval = schema["components"]["schemas"]["Approval"]["properties"]
     assert approval["subjectRef"] == {"$ref": "#/components/schemas/SubjectRef"}
+    subject = schema["components"]["schemas"]["SubjectRef"]["properties"]
+    assert all(subject[name]["nullable"] for name in ("flowId", "nodeId", "agentId"))
+    # Request bodies are strict: the schema says so, as the API does.
+    requests = {
+        name: body for name, body in schema["components"]["schemas"].items() if name.endswith("Request")
+    }
+    assert {"StartRunRequest", "CompleteApprovalRequest", "ApprovalRuleRequest"} <= set(requests)
+    assert all(body["additionalProperties"] is False for body in requests.values())
+    errors = schema["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["details"]
+    assert set(errors["properties"]) == {"errors", "fields"}
 
 
 @pytest.mark.django_db

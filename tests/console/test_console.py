@@ -212,3 +212,21 @@ def test_forms_need_their_csrf_token():
     response = client.post(f"/console/approvals/{run.approvals.get().pk}/", {"decision": "approve"})
     assert response.status_code == 403
     assert not Decision.objects.exists()
+
+
+def test_a_flow_steps_approval_names_the_flow_and_its_step():
+    from approvals.actions import check_save_rule
+
+    check_save_rule(
+        tenant=default_tenant(),
+        fields={"name": "notes", "tool_pattern": "my-pack.add-order-note", "gate": "always_ask"},
+    )
+    run = check_start_run(
+        tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "Hi"}
+    )
+    client = signed_in(reviewer("ada"))
+    assert "flow my-pack.note-order, step note" in client.get("/console/queue/").text
+    page = client.get(f"/console/approvals/{run.approvals.get().pk}/").text
+    assert "Flow step" in page
+    assert "Arguments the flow step gives" in page
+    assert "The conversation that led to it" not in page

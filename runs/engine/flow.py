@@ -69,7 +69,9 @@ class FlowRun:
         return Completed(output=output)
 
     def _tool_step(self, node: FlowNode, node_input: Any) -> Outcome:
-        ctx = step_context(self.ctx, node, self.registry)
+        # A tool a person approved at an earlier step of this run counts for ask-once rules.
+        approved = self.state.approved_tools(leaving_out={node.id})
+        ctx = replace(step_context(self.ctx, node, self.registry), approved_tools=approved)
         call = proposed(
             call_id=node.id, tool_id=node.target, arguments=node_input, node_id=node.id, state=self.state
         )

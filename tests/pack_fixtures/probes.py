@@ -472,9 +472,20 @@ pay_flow = define_flow(
     output={"paid": from_node("pay", "paid")},
 )
 
+pay_twice_flow = define_flow(
+    id="probe.pay-twice",
+    version="1.0.0",
+    input=PayInput,
+    nodes=[
+        tool_step("first", pay, input={"amountCents": from_input("amountCents"), "to": from_input("to")}),
+        tool_step("second", pay, input={"amountCents": from_input("amountCents"), "to": from_input("to")}),
+    ],
+    output={"paid": from_node("second", "paid")},
+)
+
 pack = define_pack(
     name="probe",
     tools=[*ALL_TOOLS, tally, environment, pay],
     agents=[free, serial, gated, always, guarded, conditional, toned, remote, tallier, careless, payer],
-    flows=[append_flow, append_idempotent_flow, pay_flow],
+    flows=[append_flow, append_idempotent_flow, pay_flow, pay_twice_flow],
 )

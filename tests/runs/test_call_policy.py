@@ -112,6 +112,20 @@ class TestFlowToolSteps:
         )
         assert ORDER_BOOK.get("ord_1001").notes == []
 
+    def test_an_ask_once_rule_asks_at_the_first_step_of_a_run_and_not_again(self):
+        rule(tool_pattern="probe.pay", gate="ask_once")
+        run = check_start_run(
+            tenant=default_tenant(), flow_id="probe.pay-twice", input={"amountCents": 5, "to": "bob"}
+        )
+        assert run.waitpoint["nodeId"] == "first"
+        check_complete_approval(
+            approval_id=run.approvals.get().pk, acting_user=reviewer("sam"), decision="approve"
+        )
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+        assert LEDGER.payments == [(5, "bob"), (5, "bob")]
+        assert run.approvals.count() == 1
+
     def test_rules_for_an_agent_do_not_gate_a_flow_step(self):
         rule(tool_pattern="my-pack.add-order-note", agent_pattern="my-pack.*", gate="deny")
         assert note_order().status == RunStatus.COMPLETED

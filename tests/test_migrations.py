@@ -5,3 +5,44 @@ from django.core.management import call_command
 @pytest.mark.django_db
 def test_the_models_and_their_migrations_agree():
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_starter():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from runs.engine.waitpoints import call_digest
+    from tests.factories import default_tenant, member
+
+    executor = MigrationExecutor(connection)
+    before = [("approvals", "0001_initial")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    tenant = default_tenant()
+    ada = member("ada")
+    Run = old.get_model("runs", "Run")
+    run = Run.objects.create(
+        tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0", started_by_id=ada.pk
+    )
+    child = Run.objects.create(tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0", parent=run)
+    arguments = {"message": "Up."}
+    old.get_model("approvals", "Approval").objects.create(
+        tenant_id=tenant.pk,
+        run=child,
+        call_id="c1",
+        tool_key="acme-ops.post-update",
+        tool_version="0.1.0",
+        agent_key="acme-ops.status-agent",
+        agent_version="0.1.0",
+        arguments=arguments,
+        required_role="standard",
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from approvals.models import Approval
+
+    approval = Approval.objects.get()
+    assert approval.digest == call_digest("acme-ops.post-update", "0.1.0", arguments)
+    assert approval.started_by_id == ada.pk

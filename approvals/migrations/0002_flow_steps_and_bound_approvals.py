@@ -1,6 +1,30 @@
+import hashlib
+import json
+
 from django.conf import settings
 from django.db import migrations, models
 import django.db.models.deletion
+
+
+def bind_existing_approvals(apps, schema_editor):
+    """Approvals made before this migration bind their call's digest too (as
+    runs.engine.waitpoints.call_digest makes it, copied here so that this migration never
+    changes), and know who started their run, for four-eyes."""
+    Approval = apps.get_model("approvals", "Approval")
+    Run = apps.get_model("runs", "Run")
+    for approval in Approval.objects.all().iterator():
+        canonical = json.dumps(
+            {"toolId": approval.tool_key, "toolVersion": approval.tool_version, "arguments": approval.arguments},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        approval.digest = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+        run = Run.objects.get(pk=approval.run_id)
+        while run.started_by_id is None and run.parent_id is not None:
+            run = Run.objects.get(pk=run.parent_id)
+        approval.started_by_id = run.started_by_id
+        approval.save(update_fields=["digest", "started_by"])
 
 
 class Migration(migrations.Migration):
@@ -9,6 +33,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("approvals", "0001_initial"),
+        ("runs", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -67,6 +92,7 @@ class Migration(migrations.Migration):
                 max_length=16,
             ),
         ),
+        migrations.RunPython(bind_existing_approvals, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name="approval",
             constraint=models.UniqueConstraint(

@@ -86,6 +86,7 @@ def check_complete_approval(
     """Approve or reject an approval. A rejection needs a rationale; an approval may edit the
     arguments, which go through the call policy as if the model had asked for them."""
     tenant = tenant_for_user(acting_user)
+    approval_id = _approval_id(approval_id)
     errors = []
     if decision not in DecisionKind.values:
         errors.append(f"/decision: {decision!r} is not one of: approve, reject")
@@ -107,6 +108,16 @@ def check_complete_approval(
         rationale=scrub_secrets(rationale.strip()),
         arguments=scrub_secrets(arguments),
     )
+
+
+def _approval_id(value: Any) -> UUID:
+    """An approval's id from whatever a surface passed; not an id, no such approval."""
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        raise ApprovalNotFoundError(f"there is no approval {value}") from None
 
 
 @transaction.atomic(durable=True)

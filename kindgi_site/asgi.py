@@ -2,10 +2,15 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from core.asgi import LimitedASGIHandler  # noqa: E402  (needs Django set up first)
+
+# Django's handler, holding request bodies to the limit whether or not they say their length.
+django_asgi_app = LimitedASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -3,6 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from approvals.console import views as approvals
+from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from runs import console as runs
 from tenants.signin import SignInView
 
@@ -13,10 +14,10 @@ urlpatterns = [
     path("login/", SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("queue/", approvals.queue, name="queue"),
-    path("approvals/<uuid:approval_id>/", approvals.approval_page, name="approval"),
+    path("approvals/<anyuuid:approval_id>/", approvals.approval_page, name="approval"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
     path("runs/", runs.run_list, name="runs"),
-    path("runs/<uuid:run_id>/", runs.run_page, name="run"),
-    path("runs/<uuid:run_id>/live/", runs.run_live, name="run-live"),
-    path("runs/<uuid:run_id>/cancel/", runs.run_cancel, name="run-cancel"),
+    path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),
+    path("runs/<anyuuid:run_id>/live/", runs.run_live, name="run-live"),
+    path("runs/<anyuuid:run_id>/cancel/", runs.run_cancel, name="run-cancel"),
 ]

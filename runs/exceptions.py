@@ -10,6 +10,10 @@ class RunInputError(RunError):
         super().__init__("The run input is invalid: " + "; ".join(errors))
 
 
+class RunNotFoundError(RunError):
+    """No such run in the caller's tenant (another tenant's run does not exist for them)."""
+
+
 class UnknownDefinitionError(RunError):
     """The flow or agent to run is not in the catalog."""
 

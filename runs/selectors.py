@@ -2,9 +2,8 @@
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
-
 from runs.engine.state import RunState
+from runs.exceptions import RunNotFoundError
 from runs.models import JournalEntry, JournalKind, Run, RunStatus
 
 
@@ -56,8 +55,11 @@ def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
 
 
 def run_get_for_tenant(tenant, run_id) -> Run:
-    """The run, if it belongs to ``tenant``; Http404 otherwise (another tenant's run does not exist)."""
-    return get_object_or_404(Run.objects.select_related("started_by"), pk=run_id, tenant=tenant)
+    """The run, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
+    run = Run.objects.select_related("started_by").filter(pk=run_id, tenant=tenant).first()
+    if run is None:
+        raise RunNotFoundError(f"there is no run {run_id}")
+    return run
 
 
 def journal_after(run: Run, *, after: int, limit: int) -> list[JournalEntry]:

@@ -1,12 +1,15 @@
 from django.urls import path
 
 from approvals.api import views
+from core import converters  # noqa: F401  (registers <anyuuid:…>)
 
 urlpatterns = [
     path("approvals", views.ApprovalListApi.as_view(), name="approvals"),
-    path("approvals/<uuid:approval_id>", views.ApprovalDetailApi.as_view(), name="approval"),
+    path("approvals/<anyuuid:approval_id>", views.ApprovalDetailApi.as_view(), name="approval"),
     path(
-        "approvals/<uuid:approval_id>/complete", views.ApprovalCompleteApi.as_view(), name="approval-complete"
+        "approvals/<anyuuid:approval_id>/complete",
+        views.ApprovalCompleteApi.as_view(),
+        name="approval-complete",
     ),
     path("reviewers", views.ReviewerListApi.as_view(), name="reviewers"),
     path("reviewers/register", views.ReviewerRegisterApi.as_view(), name="reviewer-register"),

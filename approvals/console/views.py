@@ -154,7 +154,11 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         return refusal
     decision = request.POST.get("decision")
     rationale = request.POST.get("rationale", "")
-    ids = request.POST.getlist("approval")
+    try:
+        ids = [UUID(value) for value in request.POST.getlist("approval")]
+    except ValueError:
+        reason = "Every selected approval must be an approval's id; one of them is not."
+        return render(request, "console/bad_request.html", {"reason": reason}, status=400)
     done, failed = 0, []
     for approval_id in ids:
         try:

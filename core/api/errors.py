@@ -9,8 +9,8 @@ def error_body(code: str, message: str, details: dict | None = None) -> dict:
 
 def field_details(errors: Iterable[str]) -> dict:
     """Details for ``/<json-pointer>: <message>`` lines: the lines as they are, and each field's
-    message keyed by its pointer without the leading slash (``input/orderId``). A line about
-    the body as a whole (``/: …``) names no field."""
+    message keyed by its pointer without the leading slash (``input/orderId``). Lines about the
+    body as a whole (``/: …``) name no field: when no line names one, the details are empty."""
     lines = list(errors)
     fields: dict[str, str] = {}
     for line in lines:
@@ -18,4 +18,4 @@ def field_details(errors: Iterable[str]) -> dict:
         field = pointer.removeprefix("/")
         if field and message:
             fields[field] = f"{fields[field]}; {message}" if field in fields else message
-    return {"errors": lines, "fields": fields}
+    return {"errors": lines, "fields": fields} if fields else {}

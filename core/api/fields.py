@@ -8,10 +8,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+NOT_AN_OBJECT = {"invalid": "must be a JSON object, not {datatype}"}
+
 
 class StrictSerializer(serializers.Serializer):
     """Refuses a body that holds a field it does not declare, naming each: a misspelled
     ``dryRun`` must fail loudly, not run for real. (DRF drops unknown fields silently.)"""
+
+    default_error_messages = NOT_AN_OBJECT
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
@@ -20,6 +24,8 @@ class StrictSerializer(serializers.Serializer):
 
 
 class StrictModelSerializer(serializers.ModelSerializer):
+    default_error_messages = NOT_AN_OBJECT
+
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
             refuse_unknown_fields(data, self.fields)

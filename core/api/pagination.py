@@ -1,8 +1,12 @@
+from base64 import b64decode
 from urllib.parse import parse_qs, urlparse
 
-from rest_framework.exceptions import ValidationError
+from django.utils.dateparse import parse_datetime
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
+
+BAD_CURSOR = "not a cursor this API gave out: pass nextCursor as it came, or leave cursor out"
 
 
 class ItemsCursorPagination(CursorPagination):
@@ -27,6 +31,20 @@ class ItemsCursorPagination(CursorPagination):
             )
         return size
 
+    def decode_cursor(self, request):
+        """A cursor is the API's own: one it did not give out (garbage, or crafted to point at a
+        position that is no time) is a bad request, never an error of the server."""
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is not None and not _base64_of_something(encoded):
+            raise ValidationError({self.cursor_query_param: BAD_CURSOR})
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise ValidationError({self.cursor_query_param: BAD_CURSOR}) from None
+        if cursor is not None and cursor.position is not None and _not_a_time(cursor.position):
+            raise ValidationError({self.cursor_query_param: BAD_CURSOR})
+        return cursor
+
     def get_paginated_response(self, data):
         return Response({"items": data, "nextCursor": self._next_cursor()})
 
@@ -49,3 +67,18 @@ class ItemsCursorPagination(CursorPagination):
                 },
             },
         }
+
+
+def _base64_of_something(encoded: str) -> bool:
+    """Strict base64 of a non-empty text (the lenient decoder reads "%%%" as an empty cursor)."""
+    try:
+        return bool(b64decode(encoded.encode("ascii"), validate=True))
+    except (ValueError, UnicodeEncodeError):
+        return False
+
+
+def _not_a_time(position: str) -> bool:
+    try:
+        return parse_datetime(position) is None
+    except ValueError:
+        return True

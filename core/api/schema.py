@@ -36,7 +36,13 @@ ERRORS = {
     "401": "No API token or session, or the token is not valid.",
     "403": "Not allowed: no tenant, not a reviewer, a role too low, or not a tenant admin.",
     "404": "No such resource in your tenant.",
+    "405": "This path does not take this method.",
     "409": "The resource is not in a state that allows this (already decided, not suspended…).",
+}
+# Only where a body is sent.
+BODY_ERRORS = {
+    "413": "The request body is larger than KINDGI_MAX_REQUEST_BYTES.",
+    "415": "The body is not application/json.",
 }
 
 
@@ -50,7 +56,8 @@ def add_error_responses(result, generator, request, public):
     reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            for code, description in ERRORS.items():
+            errors = ERRORS | (BODY_ERRORS if "requestBody" in operation else {})
+            for code, description in errors.items():
                 operation.setdefault("responses", {}).setdefault(
                     code, {"description": description, "content": reference}
                 )

@@ -4,6 +4,7 @@ from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 from approvals.exceptions import (
@@ -15,7 +16,7 @@ from approvals.exceptions import (
 )
 from core.api.errors import error_body, field_details
 from core.api.parsers import RequestTooLarge
-from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
+from runs.exceptions import RunInputError, RunNotFoundError, RunStateError, UnknownDefinitionError
 from tenants.exceptions import NotAMemberError
 
 # Domain errors → (HTTP status, code). Each carries a message written for the person reading it.
@@ -24,6 +25,7 @@ DOMAIN_ERRORS = [
     (ApprovalInputError, status.HTTP_400_BAD_REQUEST, "invalid_input"),
     (UnknownDefinitionError, status.HTTP_404_NOT_FOUND, "unknown_definition"),
     (ApprovalNotFoundError, status.HTTP_404_NOT_FOUND, "not_found"),
+    (RunNotFoundError, status.HTTP_404_NOT_FOUND, "not_found"),
     (NotAMemberError, status.HTTP_403_FORBIDDEN, "no_tenant"),
     (NotAReviewerError, status.HTTP_403_FORBIDDEN, "not_a_reviewer"),
     (DecisionForbiddenError, status.HTTP_403_FORBIDDEN, "forbidden"),
@@ -46,9 +48,16 @@ DRF_CODES = {
 
 
 def _field_errors(detail, path: str = "") -> list[str]:
-    """DRF's nested error detail as ``/field/…: message`` lines."""
+    """DRF's nested error detail as ``/field/…: message`` lines; an error about an object as a
+    whole (DRF's ``non_field_errors``) is about its path itself."""
     if isinstance(detail, dict):
-        return [line for key, value in detail.items() for line in _field_errors(value, f"{path}/{key}")]
+        return [
+            line
+            for key, value in detail.items()
+            for line in _field_errors(
+                value, path if key == api_settings.NON_FIELD_ERRORS_KEY else f"{path}/{key}"
+            )
+        ]
     if isinstance(detail, list):
         if all(not isinstance(item, dict | list) for item in detail):
             return [f"{path or '/'}: {item}" for item in detail]
@@ -64,7 +73,7 @@ def api_exception_handler(exc, context):
             message = str(exc) if not errors else "; ".join(errors)
             return Response(error_body(code, message, details), status=http_status)
     if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
+        exc = exceptions.NotFound(f"there is no such resource at {context['request'].path}")
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -1,10 +1,11 @@
 from django.urls import path
 
+from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from runs.api import views
 
 urlpatterns = [
     path("runs", views.RunListStartApi.as_view(), name="runs"),
-    path("runs/<uuid:run_id>", views.RunDetailApi.as_view(), name="run"),
-    path("runs/<uuid:run_id>/journal", views.RunJournalApi.as_view(), name="run-journal"),
-    path("runs/<uuid:run_id>/cancel", views.RunCancelApi.as_view(), name="run-cancel"),
+    path("runs/<anyuuid:run_id>", views.RunDetailApi.as_view(), name="run"),
+    path("runs/<anyuuid:run_id>/journal", views.RunJournalApi.as_view(), name="run-journal"),
+    path("runs/<anyuuid:run_id>/cancel", views.RunCancelApi.as_view(), name="run-cancel"),
 ]

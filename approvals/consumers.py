@@ -4,9 +4,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.events import approvals_group
-from core.socket_auth import socket_user, wants_html
+from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_user, wants_html
 
-FORBIDDEN = 4403
 # For the console: have htmx fetch the queue again, with the filters on the page.
 REFRESH_QUEUE = (
     '<div id="queue-refresh" hx-swap-oob="true" hx-get="/console/queue/" hx-include="#queue-filters" '
@@ -14,7 +13,9 @@ REFRESH_QUEUE = (
 )
 
 
-class ApprovalsConsumer(AsyncJsonWebsocketConsumer):
+class ApprovalsConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
+    """The tenant's approval events, to its members; closes (4401, 4403) once access is gone."""
+
     async def connect(self):
         self.tenant_id = await self._tenant_of_user()
         if self.tenant_id is None:
@@ -23,13 +24,17 @@ class ApprovalsConsumer(AsyncJsonWebsocketConsumer):
         self.html = wants_html(self.scope)
         await self.channel_layer.group_add(approvals_group(self.tenant_id), self.channel_name)
         await self.accept()
+        self.keep_checking(self.tenant_id)
 
     async def disconnect(self, code):
+        self.stop_checking()
         if getattr(self, "tenant_id", None) is not None:
             await self.channel_layer.group_discard(approvals_group(self.tenant_id), self.channel_name)
 
     async def approval_event(self, event):
         # The JSON was made once by the sender, not once per listening socket.
+        if self.access_gone:
+            return
         await self.send(text_data=REFRESH_QUEUE if self.html else event["text"])
 
     @database_sync_to_async

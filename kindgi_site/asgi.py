@@ -8,13 +8,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
 django.setup(set_prefix=False)
 
 from core.asgi import LimitedASGIHandler  # noqa: E402  (needs Django set up first)
+from core.socket_auth import OriginValidatorUnlessToken  # noqa: E402
 
 # Django's handler, holding request bodies to the limit whether or not they say their length.
 django_asgi_app = LimitedASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
@@ -26,7 +26,8 @@ http_application = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG els
 application = ProtocolTypeRouter(
     {
         "http": http_application,
-        # Browsers must come from an allowed host; the consumer then checks session or token.
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Browsers must come from an allowed host (a token client may send no Origin); the
+        # consumer then checks the session or the token, and keeps checking while it is open.
+        "websocket": OriginValidatorUnlessToken(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

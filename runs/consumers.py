@@ -1,28 +1,34 @@
 """/ws/runs/<run id>/: a run's journal entries (and its child runs'), live, after those missed."""
 
 from urllib.parse import parse_qs
+from uuid import UUID
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from core.socket_auth import socket_user, wants_html
+from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_user, wants_html
 from runs.events import entry_event, run_group
 from runs.models import Run
 
-FORBIDDEN = 4403
 # For the console: have htmx fetch the run's live parts again (see templates/console/run.html).
 REFRESH_RUN = (
     '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-target="#run-live"></div>'
 )
 
 
-class RunConsumer(AsyncJsonWebsocketConsumer):
+class RunConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
     """Authorises at connect (session or API token, the run in the user's tenant), joins the run's
     group, then sends the entries after ``?after=`` (marked ``replayed``) and a ``replay.done``
-    event with the run's status, then the live ones; each entry once."""
+    event with the run's status, then the live ones; each entry once. Closes (4401, 4403) once
+    the caller's access is taken away; a path that names no run closes with 4404."""
 
     async def connect(self):
-        self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        try:
+            self.run_id = UUID(self.scope["url_route"]["kwargs"]["run_id"])
+        except ValueError:
+            await self.accept()
+            await self.close(code=NOT_FOUND)
+            return
         run = await self._run_for_user()
         if run is None:
             await self.close(code=FORBIDDEN)
@@ -31,6 +37,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         self.html = wants_html(self.scope)
         await self.channel_layer.group_add(run_group(self.run_id), self.channel_name)
         await self.accept()
+        self.keep_checking(run.tenant_id)
         query = parse_qs(self.scope.get("query_string", b"").decode())
         try:
             after = int(query.get("after", ["0"])[0])
@@ -44,11 +51,14 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "replay.done", "runId": str(self.run_id), "runStatus": status})
 
     async def disconnect(self, code):
+        self.stop_checking()
         if hasattr(self, "last_sent"):
             await self.channel_layer.group_discard(run_group(self.run_id), self.channel_name)
 
     async def journal_entry(self, event):
         """One handler for the one event type: skip what this client already has."""
+        if self.access_gone:
+            return
         run_id, sequence = event["runId"], event["entry"]["sequence"]
         if sequence <= self.last_sent.get(run_id, 0):
             return

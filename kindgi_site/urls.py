@@ -6,12 +6,15 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kindgi_site import metrics, views
+from tenants.signin import admin_sign_in
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
+    # The admin's sign-in, behind the console's limiter (before the admin's own URLs).
+    path("admin/login/", admin_sign_in, name="admin-login"),
     path("admin/", admin.site.urls),
     path("console/", include("kindgi_site.console_urls")),
     path("api/v1/", include(("kindgi_site.api.urls", "api"), namespace="api")),

@@ -1,4 +1,4 @@
-"""Signing in to the console, with failed attempts limited.
+"""Signing in to the console and the admin, with failed attempts limited.
 
 After ``KINDGI_SIGNIN_ATTEMPTS`` failures for one username, or ten times as many from one
 address, within ``KINDGI_SIGNIN_WINDOW_SECONDS``, further attempts are refused until the
@@ -59,25 +59,23 @@ def forget_failures(request: HttpRequest) -> None:
     cache.delete_many([key for key, _limit in _keys(request)])
 
 
+def locked_out(request: HttpRequest) -> HttpResponse | None:
+    """The one 429 page, for every sign-in form, while this attempt's username or address waits."""
+    wait = seconds_until_allowed(request)
+    if not wait:
+        return None
+    minutes = math.ceil(wait / 60)
+    message = f"Too many failed sign-ins. Try again in {minutes} minute{'' if minutes == 1 else 's'}."
+    return render(request, "signin_locked.html", {"locked_out": message}, status=429)
+
+
 class SignInView(LoginView):
+    """The console's sign-in."""
+
     template_name = "console/login.html"
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        wait = seconds_until_allowed(request)
-        if wait:
-            minutes = math.ceil(wait / 60)
-            return render(
-                request,
-                self.template_name,
-                {
-                    "form": self.get_form_class()(request),
-                    "locked_out": f"Too many failed sign-ins. Try again in {minutes} minute"
-                    + ("" if minutes == 1 else "s")
-                    + ".",
-                },
-                status=429,
-            )
-        return super().post(request, *args, **kwargs)
+        return locked_out(request) or super().post(request, *args, **kwargs)
 
     def form_valid(self, form):
         forget_failures(self.request)
@@ -86,3 +84,21 @@ class SignInView(LoginView):
     def form_invalid(self, form):
         record_failure(self.request)
         return super().form_invalid(form)
+
+
+def admin_sign_in(request: HttpRequest) -> HttpResponse:
+    """The admin's own sign-in page and form, behind the same limiter as the console's: failures
+    on either count together."""
+    from django.contrib import admin
+
+    if request.method != "POST":
+        return admin.site.login(request)
+    if (refusal := locked_out(request)) is not None:
+        return refusal
+    response = admin.site.login(request)
+    signed_in = response.status_code == 302 and request.user.is_authenticated  # the form redirects on success
+    if signed_in:
+        forget_failures(request)
+    else:
+        record_failure(request)
+    return response

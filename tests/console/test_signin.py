@@ -117,3 +117,49 @@ def test_every_console_form_needs_its_csrf_token(form):
     run.refresh_from_db()
     assert run.status == RunStatus.SUSPENDED
     assert not Decision.objects.exists()
+
+
+def admin_sign_in(client: Client, username: str, password: str, address: str = "10.0.0.1"):
+    return client.post("/admin/login/", {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_the_admins_sign_in_is_limited_too_with_the_same_page():
+    from tests.factories import member
+
+    staff = member("sid")
+    staff.is_staff = True
+    staff.save()
+    client = Client()
+    for _ in range(5):
+        assert admin_sign_in(client, "sid", "wrong").status_code == 200
+    locked = admin_sign_in(client, "sid", PASSWORD)
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins. Try again in 15 minutes." in locked.text
+    assert "_auth_user_id" not in client.session
+    # The same limiter: the console's form waits too.
+    assert sign_in(Client(), "sid", PASSWORD).status_code == 429
+
+
+def test_failures_on_either_form_count_together():
+    reviewer("ada")
+    client = Client()
+    for _ in range(3):
+        sign_in(client, "ada", "wrong")
+    for _ in range(2):
+        admin_sign_in(client, "ada", "wrong")
+    assert sign_in(client, "ada", PASSWORD).status_code == 429
+    assert admin_sign_in(client, "ada", PASSWORD).status_code == 429
+
+
+def test_the_admins_sign_in_still_signs_staff_in_and_forgets_failures():
+    from tests.factories import member
+
+    staff = member("sid")
+    staff.is_staff = True
+    staff.save()
+    client = Client()
+    admin_sign_in(client, "sid", "wrong")
+    signed = admin_sign_in(client, "sid", PASSWORD)
+    assert signed.status_code == 302
+    assert client.session["_auth_user_id"] == str(staff.pk)
+    assert client.get("/admin/login/").status_code == 302  # already signed in: on to the admin

@@ -210,8 +210,10 @@ LOGGING = logging_config(
     level=ENV.choice("KINDGI_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
 )
 
-# Who may read /metrics: a scraper sending this bearer token. Unset, only a DEBUG site serves it.
+# Who may read /metrics: a scraper sending this bearer token. Unset, only `kindgi dev` serves it,
+# and only to this machine (KINDGI_DEV_SERVER, which `kindgi dev` sets, with DEBUG on).
 KINDGI_METRICS_TOKEN = ENV.text("KINDGI_METRICS_TOKEN")
+KINDGI_DEV_SERVER = DEBUG and ENV.boolean("KINDGI_DEV_SERVER", False)
 
 if not DEBUG:
     # Production behind HTTPS: cookies only over it, HSTS, and the proxy's word on the scheme.

@@ -59,10 +59,15 @@ class TestWhoMayRead:
         assert response.status_code == 403
         assert "set KINDGI_METRICS_TOKEN" in response.json()["error"]["message"]
 
-    def test_with_no_token_set_a_development_site_serves_them(self, client):
-        with override_settings(KINDGI_METRICS_TOKEN="", DEBUG=True):
-            response = client.get("/metrics")
-        assert response.status_code == 200
+    def test_with_no_token_set_only_kindgi_dev_serves_them_and_only_to_this_machine(self, client):
+        with override_settings(KINDGI_METRICS_TOKEN="", DEBUG=True, KINDGI_DEV_SERVER=False):
+            assert client.get("/metrics").status_code == 403  # a DEBUG site is not kindgi dev
+        with override_settings(KINDGI_METRICS_TOKEN="", DEBUG=True, KINDGI_DEV_SERVER=True):
+            assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200
+            assert client.get("/metrics", REMOTE_ADDR="::1").status_code == 200
+            refused = client.get("/metrics", REMOTE_ADDR="192.168.1.20")
+        assert refused.status_code == 403
+        assert "to this machine only" in refused.json()["error"]["message"]
 
     def test_only_get(self, client):
         with override_settings(KINDGI_METRICS_TOKEN=TOKEN):

@@ -22,8 +22,9 @@ from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from core.secrets import scrub_secrets
+from core.sweeps import Sweep
 from runs.actions import resume_locked_run
-from runs.calls import judge_edited_call
+from runs.calls import judge_edited_call, missing_here
 from runs.engine.policy import Refused, Stop, Suspend
 from runs.engine.waitpoints import APPROVAL, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
@@ -225,13 +226,19 @@ def _decided(approval: Approval, decision: Decision) -> None:
 EXPIRED_RATIONALE = "expired"
 
 
-def expire_due_approvals(*, now=None) -> int:
-    """Expire every pending approval whose time is up; return how many. Safe to run anywhere, any time."""
+def expire_due_approvals(*, now=None) -> Sweep:
+    """Expire every pending approval whose time is up. Safe to run anywhere, any time: an
+    approval whose run this process could not go on with (its agent or flow is not in the packs
+    loaded here) is left as it is and reported. Past its time it lets nothing run either way."""
     now = now or timezone.now()
-    due = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).values_list(
-        "pk", flat=True
-    )
-    return sum(1 for approval_id in list(due) if do_expire_approval(approval_id, now=now))
+    sweep = Sweep()
+    due = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).select_related("run")
+    for approval in due.defer("run__messages"):
+        if (why := missing_here(approval.run)) is not None:
+            sweep.left.append(f"approval {approval.pk}: {why}")
+        elif do_expire_approval(approval.pk, now=now):
+            sweep.done.append(approval.pk)
+    return sweep
 
 
 @transaction.atomic(durable=True)

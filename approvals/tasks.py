@@ -5,5 +5,6 @@ from approvals.actions import expire_due_approvals
 
 @task()
 def sweep_expired_approvals() -> int:
-    """Expire due approvals (for deployments that schedule tasks rather than run the command)."""
-    return expire_due_approvals()
+    """Expire due approvals (for deployments that schedule tasks rather than run the command);
+    return how many."""
+    return len(expire_due_approvals().done)

@@ -31,7 +31,9 @@ class ToolContext:
 
     run_id: str | None = None
     call_id: str | None = None
+    # The tenant whose run this is: its id, and its slug (e.g. "acme").
     tenant_id: str | None = None
+    tenant_slug: str | None = None
     idempotency_key: str | None = None
     dry_run: bool = False
     read_only: bool = False

@@ -14,8 +14,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.secrets import scrub_secrets
+from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
 from runs import waitpoints
+from runs.calls import missing_here
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
@@ -190,17 +192,21 @@ def _cancel(run: Run, *, reason: str, acting_user) -> None:
         _cancel(child, reason="its parent run was cancelled", acting_user=acting_user)
 
 
-def recover_stuck_runs(*, now=None) -> list[UUID]:
+def recover_stuck_runs(*, now=None) -> Sweep:
     """Queue again every running run whose executor's claim has expired (the executor died).
 
-    The executor that picks one up takes the claim over and continues from the journal."""
+    The executor that picks one up takes the claim over and continues from the journal. A run
+    whose agent or flow this process has not loaded is left as it is and reported: executed
+    here, it would fail for want of a definition another process has."""
     now = now or timezone.now()
-    stuck = list(
-        Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).values_list("pk", flat=True)
-    )
-    for run_id in stuck:
+    sweep = Sweep()
+    for run in Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).defer("messages"):
+        if (why := missing_here(run)) is not None:
+            sweep.left.append(why)
+            continue
         logger.warning(
-            "run %s: its executor's claim expired; queued again", run_id, extra={"run_id": str(run_id)}
+            "run %s: its executor's claim expired; queued again", run.pk, extra={"run_id": str(run.pk)}
         )
-        execute_run.enqueue(str(run_id))
-    return stuck
+        execute_run.enqueue(str(run.pk))
+        sweep.done.append(run.pk)
+    return sweep

@@ -8,6 +8,8 @@ The executor builds the policy context here for every execution, and the approva
 from dataclasses import replace
 from typing import Any
 
+from django.conf import settings
+
 from kindgi import AgentDefinition, FlowDefinition, Registry
 from kindgi.conditions import parse_condition
 from runs.engine.flow import step_context
@@ -48,6 +50,8 @@ def run_facts(run: Run) -> RunFacts:
     history = conversation_history(run) if run.is_agent_turn and not run.messages else ()
     return RunFacts(
         id=str(run.pk),
+        tenant_id=str(run.tenant_id),
+        tenant_slug=run.tenant.slug,
         dry_run=run.dry_run,
         read_only=run.read_only,
         input=run.input,
@@ -61,6 +65,22 @@ def target_of(run: Run, registry: Registry) -> AgentDefinition | FlowDefinition 
     if run.is_agent_turn:
         return registry.agent(run.agent_key, run.agent_version)
     return registry.flow(run.flow_key, run.flow_version)
+
+
+def missing_here(run: Run, registry: Registry | None = None) -> str | None:
+    """Why this process cannot execute ``run`` (its agent or flow is not in the packs it loaded),
+    or None. A sweep run from a shell with other KINDGI_PACKS must leave such a run alone, not
+    fail it."""
+    registry = registry or get_registry()
+    if target_of(run, registry) is not None:
+        return None
+    what = (
+        f"agent {run.agent_key}@{run.agent_version}"
+        if run.is_agent_turn
+        else f"flow {run.flow_key}@{run.flow_version}"
+    )
+    packs = ", ".join(settings.KINDGI_PACKS)
+    return f"run {run.pk}: {what} is not in this process's packs (KINDGI_PACKS: {packs})"
 
 
 def policy_context(

@@ -80,8 +80,9 @@ def identity_of(target: Any) -> dict[str, str]:
 @transaction.atomic(durable=True)
 def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
     """Take the run for execution, or return None when it is not ours to execute: finished,
-    suspended, or held by another executor whose claim has not expired."""
-    run = Run.objects.select_for_update().get(pk=run_id)
+    suspended, or held by another executor whose claim has not expired. The run comes with its
+    tenant (read, not locked), which its tools are told of."""
+    run = Run.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=run_id)
     now = timezone.now()
     if run.status == RunStatus.RUNNING:
         if run.claim_expires_at is not None and run.claim_expires_at > now:

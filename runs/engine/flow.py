@@ -95,6 +95,8 @@ class FlowRun:
         context = ToolContext(
             run_id=self.run.id,
             call_id=call.call_id,
+            tenant_id=self.run.tenant_id,
+            tenant_slug=self.run.tenant_slug,
             idempotency_key=f"{self.run.id}:{call.call_id}",
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,

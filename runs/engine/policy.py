@@ -246,11 +246,12 @@ def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | 
         return Pass(call)
     result = error_data(
         TOOL_INTERRUPTED,
-        f'The call to "{tool.id}" was interrupted before its result was recorded and was '
-        "not repeated; it may or may not have taken effect.",
+        f'The call to "{tool.id}" was interrupted before its result was recorded and was not '
+        "repeated: whether it took effect is unknown (stateChanged is null).",
         retryable=False,
         recommended_action="Check whether it took effect before calling it again.",
     )
+    result["stateChanged"] = None  # not false: it may have changed something
     node = f'node "{call.node_id}" called ' if call.node_id else "the call to "
     return Refused(
         call=call,

@@ -18,6 +18,8 @@ class RunFacts:
     """The run being executed, as the driver read it from its row."""
 
     id: str
+    tenant_id: str | None = None
+    tenant_slug: str | None = None
     dry_run: bool = False
     read_only: bool = False
     input: Mapping[str, Any] = field(default_factory=dict)

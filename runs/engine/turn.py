@@ -257,6 +257,8 @@ class AgentTurn:
         return ToolContext(
             run_id=self.run.id,
             call_id=call_id,
+            tenant_id=self.run.tenant_id,
+            tenant_slug=self.run.tenant_slug,
             idempotency_key=f"{self.run.id}:{call_id}",
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,

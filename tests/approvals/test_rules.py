@@ -188,12 +188,39 @@ class TestExpiry:
         SCRIPT.replies = [calls(("w", "probe.write", {"label": "w", "pause_ms": 0})), answer()]
         return start("probe.free")
 
+    def test_a_sweep_from_a_process_without_the_runs_pack_leaves_it_pending_and_says_so(self):
+        import io
+
+        from django.core.management.base import CommandError
+        from django.test import override_settings
+
+        run = self.waiting_run(ttl_seconds=1)
+        approval = run.approvals.get()
+        Approval.objects.filter(pk=approval.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+        errors = io.StringIO()
+        with (
+            override_settings(KINDGI_PACKS=["packs.my_pack"]),
+            pytest.raises(CommandError, match="1 approval"),
+        ):
+            call_command("expire_approvals", stdout=io.StringIO(), stderr=errors)
+        assert (
+            f"approval {approval.pk}: run {run.pk}: agent probe.free@1.0.0 is not in this process's packs"
+            in (errors.getvalue())
+        )
+        approval.refresh_from_db()
+        run.refresh_from_db()
+        assert (approval.status, run.status, run.failure_message) == ("pending", RunStatus.SUSPENDED, "")
+        assert not Decision.objects.exists()
+        call_command("expire_approvals", stdout=io.StringIO())  # with the packs: expired, and the run goes on
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+
     def test_an_expired_approval_counts_as_a_rejection_and_the_run_goes_on(self):
         run = self.waiting_run()
         approval = run.approvals.get()
         assert approval.expires_at is not None
-        assert expire_due_approvals() == 0
-        assert expire_due_approvals(now=timezone.now() + timedelta(seconds=61)) == 1
+        assert expire_due_approvals().done == []
+        assert len(expire_due_approvals(now=timezone.now() + timedelta(seconds=61)).done) == 1
         approval.refresh_from_db()
         run.refresh_from_db()
         assert approval.status == "expired"
@@ -202,7 +229,7 @@ class TestExpiry:
         assert run.status == RunStatus.COMPLETED
         assert tool_result(run, "w") == {"status": "rejected", "rationale": "expired"}
         assert TIMELINE.calls("w") == 0
-        assert expire_due_approvals(now=timezone.now() + timedelta(days=1)) == 0
+        assert expire_due_approvals(now=timezone.now() + timedelta(days=1)).done == []
 
     def test_an_approval_past_its_time_lets_nothing_run_even_before_the_sweep(self):
         run = self.waiting_run()

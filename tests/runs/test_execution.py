@@ -127,6 +127,9 @@ def test_rejecting_the_recovery_tells_the_model_and_never_repeats_the_call():
     assert run.status == RunStatus.COMPLETED
     result = next(m["content"] for m in run.messages if m.get("callId") == "w")
     assert result["error"]["code"] == "TOOL_INTERRUPTED"
+    # Nobody knows whether it took effect: the model is not told that nothing changed.
+    assert result["stateChanged"] is None
+    assert "whether it took effect is unknown" in result["error"]["message"]
     assert TIMELINE.calls("w") == 0
 
 
@@ -139,13 +142,34 @@ def test_approving_the_recovery_runs_the_call_again():
     assert TIMELINE.calls("w") == 1
 
 
+def test_a_sweep_from_a_process_without_the_runs_pack_leaves_the_run_and_says_so():
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+    from django.test import override_settings
+
+    dead = stalled_run(claim_expires_in=timedelta(seconds=-5))
+    errors = io.StringIO()
+    with override_settings(KINDGI_PACKS=["packs.my_pack"]), pytest.raises(CommandError, match="1 run"):
+        call_command("recover_runs", stdout=io.StringIO(), stderr=errors)
+    assert f"run {dead.pk}: agent probe.free@1.0.0 is not in this process's packs" in errors.getvalue()
+    dead.refresh_from_db()
+    assert (dead.status, dead.failure_message, dead.claim_token) == (RunStatus.RUNNING, "", "someone-else")
+    # With the packs, the same sweep takes it on.
+    SCRIPT.replies = [answer("recovered")]
+    call_command("recover_runs", stdout=io.StringIO())
+    dead.refresh_from_db()
+    assert dead.status == RunStatus.COMPLETED
+
+
 def test_the_sweep_queues_runs_whose_executor_died():
     from runs.actions import recover_stuck_runs
 
     SCRIPT.replies = [answer("recovered")]
     alive = stalled_run()
     dead = stalled_run(claim_expires_in=timedelta(seconds=-5))
-    assert recover_stuck_runs() == [dead.pk]
+    assert recover_stuck_runs().done == [dead.pk]
     dead.refresh_from_db()
     alive.refresh_from_db()
     assert (dead.status, alive.status) == (RunStatus.COMPLETED, RunStatus.RUNNING)
@@ -167,6 +191,14 @@ def test_an_interrupted_call_to_an_idempotent_tool_is_repeated_with_the_same_key
     assert run.status == RunStatus.COMPLETED
     assert TIMELINE.calls("w") == 1
     assert TIMELINE.contexts[0].idempotency_key == f"{run.pk}:w"
+
+
+def test_a_tool_is_told_whose_run_it_serves():
+    SCRIPT.replies = [calls(("r", "probe.read", {"label": "r", "pause_ms": 0})), answer()]
+    run = start("probe.free")
+    [context] = TIMELINE.contexts
+    assert (context.run_id, context.call_id) == (str(run.pk), "r")
+    assert (context.tenant_id, context.tenant_slug) == (str(run.tenant_id), "acme")
 
 
 def test_a_run_cancelled_while_a_tool_runs_records_nothing_more():
@@ -259,7 +291,7 @@ def test_a_tool_call_longer_than_the_lease_keeps_its_claim(settings, tmp_path):
         assert time.monotonic() < deadline, "the tool did not start"
         time.sleep(0.05)
     time.sleep(2)  # twice the lease, mid-call
-    assert recover_stuck_runs() == []
+    assert recover_stuck_runs().done == []
     run = Run.objects.get()
     assert run.status == RunStatus.RUNNING
     assert run.claim_expires_at > timezone.now()

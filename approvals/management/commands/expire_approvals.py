@@ -1,8 +1,9 @@
 import time
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from approvals.actions import expire_due_approvals
+from core.sweeps import report_left
 
 
 class Command(BaseCommand):
@@ -18,8 +19,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float | None, **options):
         while True:
-            expired = expire_due_approvals()
-            self.stdout.write(f"Expired {expired} approval(s).")
+            sweep = expire_due_approvals()
+            self.stdout.write(f"Expired {len(sweep.done)} approval(s).")
+            report_left(self, sweep)
             if every is None:
+                if sweep.left:
+                    raise CommandError(f"{len(sweep.left)} approval(s) left as they were; see above")
                 return
             time.sleep(every)

@@ -1,7 +1,8 @@
 import time
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from core.sweeps import report_left
 from runs.actions import recover_stuck_runs
 
 
@@ -18,8 +19,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float | None, **options):
         while True:
-            stuck = recover_stuck_runs()
-            self.stdout.write(f"Recovered {len(stuck)} run(s).")
+            sweep = recover_stuck_runs()
+            self.stdout.write(f"Recovered {len(sweep.done)} run(s).")
+            report_left(self, sweep)
             if every is None:
+                if sweep.left:
+                    raise CommandError(f"{len(sweep.left)} run(s) left as they were; see above")
                 return
             time.sleep(every)

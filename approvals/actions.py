@@ -38,7 +38,10 @@ DISPLAY_NAME_MAX = 200
 def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Reviewer:
     """Register the acting user as a reviewer of their tenant, or update their registration.
 
-    Anyone may register at the lowest role; a higher role needs a tenant admin.
+    Anyone may register at the lowest role; a higher role needs a tenant admin. Registering
+    again may change the display name; it never changes the role but for a tenant admin (a
+    reviewer's role is a tenant admin's to change), and the returned reviewer's
+    ``registration_note`` says when the role asked for was not the one kept.
     """
     tenant = tenant_for_user(acting_user)
     errors = []
@@ -50,12 +53,29 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Rev
         errors.append(f"/displayName: at most {DISPLAY_NAME_MAX} characters")
     if errors:
         raise ApprovalInputError(errors)
-    if role != lowest_role() and not acting_user.membership.is_tenant_admin:
+    existing = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
+    if acting_user.membership.is_tenant_admin:
+        kept, note = role, ""
+    elif existing is not None and may_decide(existing.role, role):
+        # Asking for their role or a lower one keeps the one they have.
+        kept = existing.role
+        note = (
+            ""
+            if role == kept
+            else f"kept your role {kept!r}: a reviewer's role is a tenant admin's to change"
+        )
+    elif role != lowest_role():
         raise DecisionForbiddenError(
             f"only a tenant admin may register a reviewer with the role {role!r}; "
             f"register as {lowest_role()!r} and ask a tenant admin to raise it"
         )
-    return do_register_reviewer(user=acting_user, tenant=tenant, role=role, display_name=display_name.strip())
+    else:
+        kept, note = role, ""
+    reviewer = do_register_reviewer(
+        user=acting_user, tenant=tenant, role=kept, display_name=display_name.strip()
+    )
+    reviewer.registration_note = note
+    return reviewer
 
 
 @transaction.atomic(durable=True)

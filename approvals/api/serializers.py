@@ -102,6 +102,19 @@ class ReviewerSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class RegisteredReviewerSerializer(ReviewerSerializer):
+    """The registration as it stands, and why the role is not the one asked for, if it is not."""
+
+    note = serializers.CharField(
+        source="registration_note",
+        help_text="Empty, or why the role kept is not the one asked for (a role is a tenant admin's).",
+    )
+
+    class Meta(ReviewerSerializer.Meta):
+        fields = [*ReviewerSerializer.Meta.fields, "note"]
+        read_only_fields = fields
+
+
 ROLE_CHOICES = ", ".join(reviewer_roles())
 
 

@@ -9,6 +9,7 @@ from approvals.api.serializers import (
     ApprovalSerializer,
     CompleteApprovalSerializer,
     CompletionSerializer,
+    RegisteredReviewerSerializer,
     RegisterReviewerSerializer,
     ReviewerSerializer,
 )
@@ -68,7 +69,7 @@ class ReviewerRegisterApi(APIView):
 
     permission_classes = [IsTenantMember]
 
-    @extend_schema(request=RegisterReviewerSerializer, responses=ReviewerSerializer)
+    @extend_schema(request=RegisterReviewerSerializer, responses=RegisteredReviewerSerializer)
     def post(self, request):
         data = RegisterReviewerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -77,7 +78,7 @@ class ReviewerRegisterApi(APIView):
             role=data.validated_data["role"],
             display_name=data.validated_data["displayName"],
         )
-        return Response(ReviewerSerializer(reviewer).data)
+        return Response(RegisteredReviewerSerializer(reviewer).data)
 
 
 class ReviewerMeApi(APIView):

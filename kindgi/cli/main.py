@@ -5,12 +5,13 @@ Exit codes: 0 success; 1 an API error, or a run that failed; 2 a usage error.
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from kindgi.cli import commands
-from kindgi.cli.errors import USAGE_ERROR, CliError
+from kindgi.cli.errors import OK, USAGE_ERROR, CliError
 
 
 class Parser(argparse.ArgumentParser):
@@ -264,9 +265,16 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # here, so that a reader gone away is caught below, not at exit
+        return code
     except CliError as error:
         print(f"kindgi: {error.message}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`kindgi … | head -3`): nothing more to say, and no traceback.
+        # Python would flush stdout again at exit and fail the same way; point it at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK

@@ -16,6 +16,7 @@ def test_register_me_and_list(member_api, api):
         "tenant": "acme",
         "createdAt": None,
         "updatedAt": None,
+        "note": "",
     }
     assert member_api.get("/api/v1/reviewers/me").json()["displayName"] == "Ada Lovelace"
     names = [r["displayName"] for r in api.get("/api/v1/reviewers").json()["items"]]

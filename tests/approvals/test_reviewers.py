@@ -55,3 +55,34 @@ def test_a_user_outside_any_tenant_cannot_register():
     loner = get_user_model().objects.create_user(username="loner")
     with pytest.raises(NotAMemberError):
         check_register_reviewer(acting_user=loner, role="standard", display_name="Loner")
+
+
+def test_registering_again_keeps_a_higher_role_and_may_rename():
+    from tests.factories import reviewer
+
+    boss = reviewer("ada", role="admin")
+    again = check_register_reviewer(acting_user=boss, role="standard", display_name="Ada K.")
+    assert (again.role, again.display_name) == ("admin", "Ada K.")
+    assert (
+        again.registration_note == "kept your role 'admin': a reviewer's role is a tenant admin's to change"
+    )
+    senior = reviewer("sam", role="senior")
+    renamed = check_register_reviewer(acting_user=senior, role="senior", display_name="Samuel")
+    assert (renamed.role, renamed.display_name, renamed.registration_note) == ("senior", "Samuel", "")
+    with pytest.raises(DecisionForbiddenError):
+        check_register_reviewer(acting_user=senior, role="admin", display_name="Samuel")
+    assert Reviewer.objects.get(user=senior).role == "senior"
+
+
+def test_the_api_says_when_the_role_was_kept(db):
+    from tests.api.conftest import client_for
+    from tests.factories import reviewer
+
+    api = client_for(reviewer("ada", role="admin"))
+    response = api.post(
+        "/api/v1/reviewers/register", {"role": "standard", "displayName": "Ada"}, format="json"
+    ).json()
+    assert (response["role"], response["note"]) == (
+        "admin",
+        "kept your role 'admin': a reviewer's role is a tenant admin's to change",
+    )

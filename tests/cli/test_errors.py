@@ -120,3 +120,21 @@ def test_watching_a_run_you_may_not_see(cli):
         1,
         "kindgi: run 00000000-0000-0000-0000-000000000000 does not exist, or you may not see it",
     )
+
+
+def test_output_into_a_closed_pipe_exits_quietly(cli, server, monkeypatch):
+    """`kindgi tools list | head -1`: the reader goes away early; no traceback, exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "reader, writer = os.pipe(); os.close(reader); os.dup2(writer, 1)\n"
+        "from kindgi.cli import main\n"
+        "sys.exit(main(['tools', 'list']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert (result.returncode, result.stderr) == (0, "")

@@ -25,6 +25,12 @@ class LoadReport:
     revived: Counter = field(default_factory=Counter)
     carried_overrides: int = 0
 
+    @property
+    def changed(self) -> bool:
+        """Whether the load changed the catalog at all."""
+        counts = (self.created, self.updated, self.retired, self.revived)
+        return any(sum(counter.values()) for counter in counts) or bool(self.carried_overrides)
+
     def __str__(self) -> str:
         parts = []
         for kind in ("tool", "agent", "flow"):

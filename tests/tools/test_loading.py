@@ -181,9 +181,12 @@ def test_an_override_for_a_tool_the_new_version_dropped_is_not_carried():
     assert not AgentGateOverride.objects.filter(agent__version="2.0.0").exists()
 
 
-def test_the_command_loads_the_configured_packs(capsys):
+def test_the_command_loads_the_configured_packs_and_says_what_changed(capsys):
+    Tool.objects.filter(key="my-pack.greet").delete()
     call_command("load_packs")
-    assert "tools: 5 unchanged; agents: 2 unchanged; flows: 4 unchanged" in capsys.readouterr().out
+    assert "Catalog loaded: tools: 1 created, 4 unchanged; agents: 2 unchanged; flows: 4 unchanged" in (
+        capsys.readouterr().out
+    )
 
 
 @override_settings(KINDGI_PACKS=["tests.pack_fixtures.unknown_tool"])

@@ -10,6 +10,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
+from approvals.chain import do_append_decision
 from approvals.events import DECIDED, EXPIRED, announce
 from approvals.exceptions import (
     ApprovalConflictError,
@@ -161,7 +162,7 @@ def do_complete_approval(
         edited = _allowed_edit(run, approval, reviewer, arguments)
         digest = call_digest(approval.tool_key, approval.tool_version, edited)
     now = timezone.now()
-    record = Decision.objects.create(
+    record = do_append_decision(
         approval=approval,
         decision=decision,
         rationale=rationale,
@@ -273,7 +274,7 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
     approval = Approval.objects.select_for_update().get(pk=approval_id)
     if approval.status != ApprovalStatus.PENDING or approval.expires_at is None or approval.expires_at > now:
         return False
-    record = Decision.objects.create(
+    record = do_append_decision(
         approval=approval, decision=DecisionKind.REJECT, rationale=EXPIRED_RATIONALE, decided_at=now
     )
     approval.status, approval.decided_at = ApprovalStatus.EXPIRED, now

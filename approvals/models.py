@@ -120,9 +120,16 @@ class DecisionKind(models.TextChoices):
 
 
 class Decision(models.Model):
-    """Who decided an approval, in which role, when, what and why. Never changed once written."""
+    """Who decided an approval, in which role, when, what and why. Never changed once written,
+    and chained: each holds the hash of its content and of its tenant's decision before it
+    (``approvals.chain``)."""
 
     approval = models.OneToOneField(Approval, on_delete=models.PROTECT, related_name="decision")
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.PROTECT, related_name="+")
+    # Its place in the tenant's chain, from 1, without gaps.
+    sequence = models.PositiveIntegerField()
+    previous_hash = models.CharField(max_length=80)
+    hash = models.CharField(max_length=80)
     decision = models.CharField(max_length=16, choices=DecisionKind.choices)
     rationale = models.TextField(blank=True)
     # None when no person decided (an expired approval).
@@ -135,6 +142,9 @@ class Decision(models.Model):
 
     class Meta:
         ordering = ["-decided_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sequence"], name="approvals_decision_one_per_place")
+        ]
 
     def __str__(self) -> str:
         return f"{self.decision} by {self.reviewer_name or 'nobody'}"

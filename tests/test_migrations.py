@@ -46,3 +46,47 @@ def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_st
     approval = Approval.objects.get()
     assert approval.digest == call_digest("acme-ops.post-update", "0.1.0", arguments)
     assert approval.started_by_id == ada.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_decisions_made_before_the_chain_join_it_in_the_order_they_were_made():
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.utils import timezone
+
+    from approvals.chain import first_break
+    from tests.factories import default_tenant
+
+    executor = MigrationExecutor(connection)
+    before = [("approvals", "0002_flow_steps_and_bound_approvals")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    tenant = default_tenant()
+    Run = old.get_model("runs", "Run")
+    Approval = old.get_model("approvals", "Approval")
+    Decision = old.get_model("approvals", "Decision")
+    now = timezone.now()
+    # Written in the other order than they were decided: the chain follows the decisions' times.
+    for minutes, call in ((1, "second"), (2, "first")):
+        run = Run.objects.create(tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0")
+        approval = Approval.objects.create(
+            tenant_id=tenant.pk,
+            run=run,
+            call_id=call,
+            tool_key="t.t",
+            tool_version="1.0.0",
+            required_role="standard",
+        )
+        Decision.objects.create(
+            approval=approval, decision="approve", decided_at=now - timedelta(minutes=minutes)
+        )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from approvals.models import Decision as Chained
+
+    chained = list(Chained.objects.filter(tenant=tenant).order_by("sequence"))
+    assert [d.approval.call_id for d in chained] == ["first", "second"]
+    assert first_break(chained) is None

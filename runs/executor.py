@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 
 from core.logs import about_run
 from kindgi import AgentDefinition
@@ -107,6 +107,11 @@ def _execute(run_id: UUID) -> None:
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.
         logger.info("run %s: stopped here, its claim was lost", run_id)
+        return
+    except (OperationalError, InterfaceError) as error:
+        # The database went away mid-run: the journal holds what was done. The claim expires
+        # and recovery takes the run on from there; failing it would lose a run for a blip.
+        logger.warning("run %s: left to recovery, the database failed: %s", run_id, error)
         return
     except Exception as error:
         # The traceback goes to the log; the run keeps the message.

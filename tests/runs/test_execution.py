@@ -193,6 +193,36 @@ def test_an_interrupted_call_to_an_idempotent_tool_is_repeated_with_the_same_key
     assert TIMELINE.contexts[0].idempotency_key == f"{run.pk}:w"
 
 
+def test_a_database_that_fails_mid_run_leaves_the_run_to_recovery_not_failed(monkeypatch):
+    from django.db import OperationalError
+
+    from runs import executor
+    from runs.actions import recover_stuck_runs
+
+    SCRIPT.replies = [answer("done after all")]
+    run = stalled_run(status=RunStatus.QUEUED, claim_expires_in=timedelta(0))
+    real_engine = executor._engine_for
+
+    def engine_whose_database_fails(run, recorder):
+        engine = real_engine(run, recorder)
+
+        def execute():
+            raise OperationalError("server closed the connection unexpectedly")
+
+        engine.execute = execute
+        return engine
+
+    monkeypatch.setattr(executor, "_engine_for", engine_whose_database_fails)
+    execute(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.failure_message) == (RunStatus.RUNNING, "")
+    monkeypatch.setattr(executor, "_engine_for", real_engine)
+    Run.objects.filter(pk=run.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    assert recover_stuck_runs().done == [run.pk]
+    run.refresh_from_db()
+    assert (run.status, run.output) == (RunStatus.COMPLETED, {"reply": "done after all"})
+
+
 def test_a_tool_is_told_whose_run_it_serves():
     SCRIPT.replies = [calls(("r", "probe.read", {"label": "r", "pause_ms": 0})), answer()]
     run = start("probe.free")

@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format install install-dev fuzz bench
+.PHONY: run test lint format install install-dev fuzz bench chaos
 
 # The first interpreter on PATH that is Python 3.12 or newer makes the virtualenv.
 $(PY):
@@ -71,3 +71,9 @@ $(VENV)/.installed-bench: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench
+
+# Faults on purpose (never part of `make test`): 200 gated runs on a PostgreSQL cluster and a Redis
+# server of its own, 2 web processes and 2 workers, while it kills and restarts them; a table of
+# what happened, and bench/results/chaos-<date>.json. Loopback only.
+chaos: $(VENV)/.installed-dev
+	$(PY) -m bench.chaos

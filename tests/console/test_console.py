@@ -230,3 +230,20 @@ def test_a_flow_steps_approval_names_the_flow_and_its_step():
     assert "Flow step" in page
     assert "Arguments the flow step gives" in page
     assert "The conversation that led to it" not in page
+
+
+def test_a_bulk_decision_naming_no_approval_is_a_400_page_and_decides_nothing():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    response = client.post("/console/approvals/bulk/", {"decision": "approve", "approval": ["abc"]})
+    assert response.status_code == 400
+    assert "one of them is not" in response.text
+    assert run.approvals.get().status == "pending"
+
+
+def test_console_pages_take_ids_in_any_case():
+    run = waiting()
+    client = signed_in(reviewer("ada"))
+    approval = run.approvals.get()
+    assert client.get(f"/console/approvals/{str(approval.pk).upper()}/").status_code == 200
+    assert client.get(f"/console/runs/{str(run.pk).upper()}/").status_code == 200

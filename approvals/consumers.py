@@ -4,7 +4,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.events import approvals_group
-from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_user, wants_html
+from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_identity, wants_html
 
 # For the console: have htmx fetch the queue again, with the filters on the page.
 REFRESH_QUEUE = (
@@ -39,6 +39,5 @@ class ApprovalsConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _tenant_of_user(self):
-        user = socket_user(self.scope)
-        membership = getattr(user, "membership", None) if user else None
-        return membership.tenant_id if membership else None
+        self.identity = socket_identity(self.scope)
+        return self.identity.tenant_id if self.identity else None

@@ -34,9 +34,9 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_FOUR_EYES": False,
     # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
     "KINDGI_APPROVAL_TTL_SECONDS": None,
-    # How often an open WebSocket's access is checked again: a socket whose token is revoked
-    # closes within this (and the check's own time).
-    "KINDGI_SOCKET_RECHECK_SECONDS": 3,
+    # How often open WebSockets' access is checked again (all of a process's at once): a socket
+    # whose token is revoked closes within this (and the check's own time).
+    "KINDGI_SOCKET_RECHECK_SECONDS": 2,
     "KINDGI_WEBHOOK_TIMEOUT_SECONDS": 5,
     "KINDGI_WEBHOOK_MAX_ATTEMPTS": 6,
     "KINDGI_WEBHOOK_BACKOFF_SECONDS": 30,

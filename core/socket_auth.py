@@ -1,13 +1,15 @@
 """Who is on the other end of a WebSocket, and whether they still may be.
 
 A socket authenticates as its session's user or with an API token. Access is checked when it
-connects and again every ``KINDGI_SOCKET_RECHECK_SECONDS`` while it is open: once the token is
+connects, and again every ``KINDGI_SOCKET_RECHECK_SECONDS`` while it is open: once the token is
 revoked, the user deactivated or signed out, the socket closes with ``4401``; once they are no
-longer a member of the tenant whose events it carries, with ``4403``.
+longer a member of the tenant whose events it carries, with ``4403``. One watcher per process
+checks every open socket at once, in three queries however many sockets are open.
 """
 
 import asyncio
-import random
+import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
@@ -17,11 +19,14 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from core.conf import setting
-from tenants.tokens import bearer_token, user_for_token
+from tenants.models import ApiToken
+from tenants.tokens import active_token, bearer_token
 
 UNAUTHENTICATED = 4401
 FORBIDDEN = 4403
 NOT_FOUND = 4404
+
+logger = logging.getLogger("kindgi.sockets")
 
 
 def _bearer_token(scope) -> str | None:
@@ -31,76 +36,125 @@ def _bearer_token(scope) -> str | None:
     return None
 
 
-def socket_user(scope):
-    """The user at connect time. Synchronous (touches the database): call through
-    database_sync_to_async."""
+@dataclass(frozen=True, kw_only=True)
+class Identity:
+    """Who a socket is, and by which credentials, so that they can be checked again."""
+
+    user: object
+    tenant_id: object | None
+    token_id: int | None = None
+    session_key: str | None = None
+
+
+def socket_identity(scope) -> Identity | None:
+    """Who the socket's session or token names at connect time, or None. Synchronous (touches
+    the database): call through database_sync_to_async."""
     user = scope.get("user")
     if user is not None and user.is_authenticated:
-        return user
+        session = scope.get("session")
+        return Identity(
+            user=user, tenant_id=_tenant_of(user), session_key=getattr(session, "session_key", None)
+        )
     token = _bearer_token(scope)
-    return user_for_token(token) if token else None
-
-
-@dataclass(frozen=True)
-class Access:
-    user: object | None
-    tenant_id: object | None
-
-    def refusal(self, tenant_id) -> int | None:
-        """The close code for a socket of ``tenant_id`` with this access, or None if it may stay."""
-        if self.user is None:
-            return UNAUTHENTICATED
-        if self.tenant_id is None or self.tenant_id != tenant_id:
-            return FORBIDDEN
+    record = active_token(token) if token else None
+    if record is None:
         return None
+    return Identity(user=record.user, tenant_id=_tenant_of(record.user), token_id=record.pk)
 
 
-def current_access(scope) -> Access:
-    """Who the socket's credentials name now, read afresh (synchronous: the database)."""
-    token = _bearer_token(scope)
-    user = user_for_token(token) if token else _session_user_now(scope)
-    membership = getattr(user, "membership", None) if user is not None else None
-    return Access(user=user, tenant_id=membership.tenant_id if membership else None)
+def _tenant_of(user):
+    membership = getattr(user, "membership", None)
+    return membership.tenant_id if membership else None
 
 
-def _session_user_now(scope):
-    user = scope.get("user")
-    if user is None or not user.is_authenticated:
-        return None
-    session = scope.get("session")
-    key = getattr(session, "session_key", None)
-    if key and not Session.objects.filter(session_key=key, expire_date__gt=timezone.now()).exists():
-        return None  # signed out, or the session expired
-    return get_user_model().objects.select_related("membership").filter(pk=user.pk, is_active=True).first()
+def refusals(sockets: Iterable[tuple[Identity, object]]) -> list[int | None]:
+    """For each (identity, tenant whose events the socket carries): the close code if access is
+    gone now, else None. Three queries for them all."""
+    sockets = list(sockets)
+    token_ids = {identity.token_id for identity, _ in sockets if identity.token_id is not None}
+    session_keys = {identity.session_key for identity, _ in sockets if identity.session_key}
+    user_ids = {identity.user.pk for identity, _ in sockets}
+    valid_tokens = set(
+        ApiToken.objects.filter(pk__in=token_ids, revoked_at__isnull=True).values_list("pk", flat=True)
+    )
+    live_sessions = set(
+        Session.objects.filter(session_key__in=session_keys, expire_date__gt=timezone.now()).values_list(
+            "session_key", flat=True
+        )
+    )
+    tenant_of = dict(
+        get_user_model()
+        .objects.filter(pk__in=user_ids, is_active=True)
+        .values_list("pk", "membership__tenant_id")
+    )
+    codes = []
+    for identity, tenant_id in sockets:
+        signed_out = identity.session_key is not None and identity.session_key not in live_sessions
+        revoked = identity.token_id is not None and identity.token_id not in valid_tokens
+        if revoked or signed_out or identity.user.pk not in tenant_of:
+            codes.append(UNAUTHENTICATED)
+        elif tenant_of[identity.user.pk] != tenant_id:
+            codes.append(FORBIDDEN)
+        else:
+            codes.append(None)
+    return codes
+
+
+class _Watcher:
+    """This event loop's open sockets, checked together, again and again."""
+
+    def __init__(self) -> None:
+        self.sockets: dict = {}  # consumer → (identity, tenant id)
+        self.task: asyncio.Task | None = None
+
+    def add(self, consumer, identity: Identity, tenant_id) -> None:
+        self.sockets[consumer] = (identity, tenant_id)
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._watch())
+
+    def remove(self, consumer) -> None:
+        self.sockets.pop(consumer, None)
+
+    async def _watch(self) -> None:
+        while self.sockets:
+            await asyncio.sleep(setting("KINDGI_SOCKET_RECHECK_SECONDS"))
+            watched = list(self.sockets.items())
+            try:
+                codes = await database_sync_to_async(refusals)([entry for _, entry in watched])
+            except Exception:  # the database away for a moment: look again next time
+                logger.warning("could not check open sockets' access", exc_info=True)
+                continue
+            for (consumer, _), code in zip(watched, codes, strict=True):
+                if code is not None:
+                    self.remove(consumer)
+                    consumer.access_gone = True  # nothing more is sent, even what is on its way
+                    await consumer.close(code=code)
+
+
+_watchers: dict[asyncio.AbstractEventLoop, _Watcher] = {}
+
+
+def _watcher() -> _Watcher:
+    loop = asyncio.get_running_loop()
+    for old in [other for other in _watchers if other.is_closed()]:
+        del _watchers[old]
+    return _watchers.setdefault(loop, _Watcher())
 
 
 class KeepsCheckingAccess:
-    """For a consumer of one tenant's events: checks the socket's access again and again while it
-    is open, and closes it as soon as access is gone. Call ``keep_checking(tenant_id)`` once the
-    socket is accepted, and ``stop_checking()`` when it disconnects."""
+    """For a consumer of one tenant's events: its access is checked again while it is open, and
+    it closes as soon as access is gone. Set ``self.identity`` at connect, call
+    ``keep_checking(tenant_id)`` once accepted and ``stop_checking()`` on disconnect; send nothing
+    once ``access_gone``."""
 
-    _access_watch: asyncio.Task | None = None
+    identity: Identity | None = None
     access_gone = False
 
     def keep_checking(self, tenant_id) -> None:
-        self._access_watch = asyncio.ensure_future(self._watch_access(tenant_id))
+        _watcher().add(self, self.identity, tenant_id)
 
     def stop_checking(self) -> None:
-        if self._access_watch is not None:
-            self._access_watch.cancel()
-
-    async def _watch_access(self, tenant_id) -> None:
-        every = setting("KINDGI_SOCKET_RECHECK_SECONDS")
-        # Sockets opened together check at different moments, not all at once.
-        await asyncio.sleep(random.uniform(0, every))
-        while True:
-            access = await database_sync_to_async(current_access)(self.scope)
-            code = access.refusal(tenant_id)
-            if code is not None:
-                self.access_gone = True  # nothing more is sent, even what is already on its way
-                await self.close(code=code)
-                return
-            await asyncio.sleep(every)
+        _watcher().remove(self)
 
 
 class OriginValidatorUnlessToken:

@@ -6,7 +6,7 @@ from uuid import UUID
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_user, wants_html
+from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_identity, wants_html
 from runs.events import entry_event, run_group
 from runs.models import Run
 
@@ -71,11 +71,10 @@ class RunConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _run_for_user(self) -> Run | None:
-        user = socket_user(self.scope)
-        membership = getattr(user, "membership", None) if user else None
-        if membership is None:
+        self.identity = socket_identity(self.scope)
+        if self.identity is None or self.identity.tenant_id is None:
             return None
-        return Run.objects.filter(pk=self.run_id, tenant_id=membership.tenant_id).first()
+        return Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id).first()
 
     @database_sync_to_async
     def _history(self, after: int) -> tuple[list[dict], str]:

@@ -40,8 +40,9 @@ def bearer_token(authorization: str) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
-def user_for_token(token: str):
-    """The active token's user, or None. Compares hashes in constant time; notes the last use."""
+def active_token(token: str) -> ApiToken | None:
+    """The token's record, with its user, if it is active and its user too; None otherwise.
+    Compares hashes in constant time; notes the last use."""
     if not token.startswith(TOKEN_START) or token.count("_") < 2:
         return None
     prefix = token[len(TOKEN_START) :].split("_", 1)[0]
@@ -53,4 +54,10 @@ def user_for_token(token: str):
     now = timezone.now()
     if record.last_used_at is None or (now - record.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=record.pk).update(last_used_at=now)
-    return record.user
+    return record
+
+
+def user_for_token(token: str):
+    """The active token's user, or None."""
+    record = active_token(token)
+    return record.user if record is not None else None

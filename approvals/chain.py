@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
+
 from approvals.models import Decision
 from tenants.models import Tenant
 
@@ -41,7 +43,9 @@ def do_append_decision(*, approval, **fields: Any) -> Decision:
     """Write the next decision of ``approval``'s tenant, chained to the one before.
 
     Precondition: inside the decision's transaction (the run and the approval are locked)."""
-    Tenant.objects.select_for_update().only("pk").get(pk=approval.tenant_id)
+    if connection.features.has_select_for_update:
+        # Where rows are locked one by one (PostgreSQL); SQLite's writers take turns anyway.
+        Tenant.objects.select_for_update().only("pk").get(pk=approval.tenant_id)
     last = (
         Decision.objects.filter(tenant_id=approval.tenant_id)
         .order_by("-sequence")

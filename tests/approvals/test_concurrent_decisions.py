@@ -56,3 +56,37 @@ def test_twenty_concurrent_decisions_one_wins_and_the_tool_runs_once():
     assert len(STATUS_PAGE.posts) == 1
     assert run.journal.filter(kind="tool.completed").count() == 1
     assert run.journal.filter(kind="wait.resumed").count() == 1
+
+
+def test_decisions_of_one_tenant_taken_at_once_make_one_chain_without_a_fork():
+    from approvals.chain import first_break
+
+    runs = [
+        check_start_run(
+            tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": f"Up {n}."}
+        )
+        for n in range(12)
+    ]
+    approvals = [run.approvals.get() for run in runs]
+    deciders = [reviewer(f"reviewer-{index}") for index in range(len(approvals))]
+    start_together = threading.Barrier(len(approvals))
+    failures: list[str] = []
+
+    def decide(user, approval):
+        try:
+            start_together.wait()
+            check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve")
+        except Exception as error:
+            failures.append(repr(error))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=decide, args=pair) for pair in zip(deciders, approvals, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    chain = list(Decision.objects.filter(tenant=default_tenant()).order_by("sequence"))
+    assert [decision.sequence for decision in chain] == list(range(1, 13))
+    assert first_break(chain) is None

@@ -412,17 +412,22 @@ class Chaos:
         return True
 
     def kill_a_web_mid_decision(self) -> bool:
+        """Decisions in flight to one web process when it is SIGKILLed; each is sent again to the
+        other (a 409 then says the first had been taken). Runs are started for it if none wait."""
         self.decisions_paused.set()
         try:
-            pending = self.http("GET", "/api/v1/approvals", params={"status": "pending", "limit": 20}).json()[
-                "items"
-            ]
-            pending = [a for a in pending if a["id"] not in self.tally.decided][:6]
+            deadline = time.monotonic() + 20
+            pending = self.undecided()
+            if len(pending) < 3:
+                self.start_more(4)
+            while len(pending) < 3 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                pending = self.undecided()
             if not pending:
                 return False
             victim = 1
             sending = [
-                threading.Thread(target=self.decide, args=(a,), kwargs={"via": victim}) for a in pending
+                threading.Thread(target=self.decide, args=(a,), kwargs={"via": victim}) for a in pending[:6]
             ]
             for thread in sending:
                 thread.start()
@@ -434,6 +439,20 @@ class Chaos:
             return True
         finally:
             self.decisions_paused.clear()
+
+    def undecided(self) -> list[dict]:
+        items = self.http("GET", "/api/v1/approvals", params={"status": "pending", "limit": 50}).json()[
+            "items"
+        ]
+        return [approval for approval in items if approval["id"] not in self.tally.decided]
+
+    def start_more(self, count: int) -> None:
+        for index in range(count):
+            body = {"agentId": "chaos.writer", "input": {"userMessage": f"extra {index}"}}
+            response = self.http("POST", "/api/v1/runs", json=body)
+            if response.status_code == 201:
+                with self.tally.lock:
+                    self.tally.started.append(response.json()["id"])
 
     def restart_postgres_mid_run(self) -> bool:
         if self.a_call_in_flight() is None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.servers import ROOT, free_port
+from bench.servers import ROOT, daphne_command, free_port
 
 POSTGRES_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), None)
 
@@ -186,17 +186,7 @@ def _web_answers(port: int) -> bool:
 
 def web(env: dict[str, str], log: Path) -> Process:
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "daphne",
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "kindgi_site.asgi:application",
-    ]
-    return Process(command, env, log, port=port)
+    return Process(daphne_command(port), env, log, port=port)
 
 
 def worker(env: dict[str, str], log: Path) -> Process:

@@ -20,6 +20,19 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def daphne_command(port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "daphne",
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "kindgi_site.asgi:application",
+    ]
+
+
 class Daphne:
     """One daphne process serving HTTP and WebSockets on a free port of 127.0.0.1, with this
     process's environment and ``environment`` over it; ready once /healthz answers."""
@@ -32,16 +45,7 @@ class Daphne:
     def __enter__(self) -> "Daphne":
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "kindgi_site.asgi:application",
-            ],
+            daphne_command(self.port),
             cwd=ROOT,
             env=self._env,
             stdout=subprocess.DEVNULL,

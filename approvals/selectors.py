@@ -15,7 +15,7 @@ def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[A
 
 def approval_get_for_tenant(tenant, approval_id) -> Approval:
     """The approval, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
-    approval = Approval.objects.filter(tenant=tenant, pk=approval_id).first()
+    approval = Approval.objects.select_related("decision").filter(tenant=tenant, pk=approval_id).first()
     if approval is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")
     return approval

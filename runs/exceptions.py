@@ -1,9 +1,15 @@
-class RunError(Exception):
+from core.errors import DomainError
+
+
+class RunError(DomainError):
     """Base class of the runs app's errors."""
 
 
 class RunInputError(RunError):
     """A run's input does not match its flow's input schema; nothing was created."""
+
+    http_status = 400
+    code = "invalid_input"
 
     def __init__(self, errors: list[str]):
         self.errors = errors
@@ -13,13 +19,22 @@ class RunInputError(RunError):
 class RunNotFoundError(RunError):
     """No such run in the caller's tenant (another tenant's run does not exist for them)."""
 
+    http_status = 404
+    code = "not_found"
+
 
 class UnknownDefinitionError(RunError):
     """The flow or agent to run is not in the catalog."""
 
+    http_status = 404
+    code = "unknown_definition"
+
 
 class RunStateError(RunError):
     """The run is not in a status that allows what was asked."""
+
+    http_status = 409
+    code = "conflict"
 
 
 class LostClaimError(RunError):

@@ -14,6 +14,7 @@ from core.api.fields import (
     StrictManyRelatedField,
     StrictModelSerializer,
     StrictSerializer,
+    StrictUUIDField,
 )
 
 
@@ -36,6 +37,19 @@ class ProvenanceRefSerializer(serializers.Serializer):
     )
 
 
+class DecisionSerializer(serializers.ModelSerializer):
+    decision = serializers.ChoiceField(choices=DecisionKind.choices)
+    reviewer = serializers.CharField(source="reviewer_name", help_text="Empty when nobody decided (expired).")
+    reviewerRoleAtDecision = serializers.CharField(source="reviewer_role_at_decision")
+    decidedAt = serializers.DateTimeField(source="decided_at")
+    arguments = JsonObjectField(allow_null=True, help_text="The arguments the reviewer approved, if edited.")
+
+    class Meta:
+        model = Decision
+        fields = ["decision", "rationale", "reviewerRoleAtDecision", "reviewer", "decidedAt", "arguments"]
+        read_only_fields = fields
+
+
 class ApprovalSerializer(serializers.ModelSerializer):
     subjectKind = serializers.CharField(source="subject_kind")
     subjectRef = SubjectRefSerializer(source="subject_ref")
@@ -45,6 +59,9 @@ class ApprovalSerializer(serializers.ModelSerializer):
     createdAt = serializers.DateTimeField(source="created_at")
     decidedAt = serializers.DateTimeField(source="decided_at", allow_null=True)
     expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
+    decision = DecisionSerializer(
+        allow_null=True, read_only=True, help_text="Null until decided; then who decided, how and why."
+    )
 
     class Meta:
         model = Approval
@@ -59,20 +76,8 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "createdAt",
             "decidedAt",
             "expiresAt",
+            "decision",
         ]
-        read_only_fields = fields
-
-
-class DecisionSerializer(serializers.ModelSerializer):
-    decision = serializers.ChoiceField(choices=DecisionKind.choices)
-    reviewer = serializers.CharField(source="reviewer_name", help_text="Empty when nobody decided (expired).")
-    reviewerRoleAtDecision = serializers.CharField(source="reviewer_role_at_decision")
-    decidedAt = serializers.DateTimeField(source="decided_at")
-    arguments = JsonObjectField(allow_null=True, help_text="The arguments the reviewer approved, if edited.")
-
-    class Meta:
-        model = Decision
-        fields = ["decision", "rationale", "reviewerRoleAtDecision", "reviewer", "decidedAt", "arguments"]
         read_only_fields = fields
 
 
@@ -87,6 +92,35 @@ class CompleteApprovalSerializer(StrictSerializer):
     decision = serializers.ChoiceField(choices=DecisionKind.choices)
     rationale = StrictCharField(required=False, allow_blank=True, default="")
     arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
+
+
+class DecisionItemSerializer(StrictSerializer):
+    approvalId = StrictUUIDField()
+    decision = serializers.ChoiceField(choices=DecisionKind.choices)
+    rationale = StrictCharField(required=False, allow_blank=True, default="")
+    arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
+
+
+class DecisionsSerializer(StrictSerializer):
+    decisions = DecisionItemSerializer(many=True, min_length=1, max_length=100)
+
+
+class ItemErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = JsonObjectField()
+
+
+class DecisionResultSerializer(serializers.Serializer):
+    approvalId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["decided", "refused"])
+    httpStatus = serializers.IntegerField(help_text="What deciding this one alone would have answered.")
+    completion = CompletionSerializer(required=False, help_text="When decided.")
+    error = ItemErrorSerializer(required=False, help_text="When refused: why, as the single decision says.")
+
+
+class DecisionResultsSerializer(serializers.Serializer):
+    results = DecisionResultSerializer(many=True)
 
 
 class ReviewerSerializer(serializers.ModelSerializer):

@@ -5,6 +5,7 @@ from core import converters  # noqa: F401  (registers <anyuuid:…>)
 
 urlpatterns = [
     path("approvals", views.ApprovalListApi.as_view(), name="approvals"),
+    path("approvals/decisions", views.ApprovalDecisionsApi.as_view(), name="approval-decisions"),
     path("approvals/<anyuuid:approval_id>", views.ApprovalDetailApi.as_view(), name="approval"),
     path(
         "approvals/<anyuuid:approval_id>/complete",

@@ -9,6 +9,8 @@ from approvals.api.serializers import (
     ApprovalSerializer,
     CompleteApprovalSerializer,
     CompletionSerializer,
+    DecisionResultsSerializer,
+    DecisionsSerializer,
     RegisteredReviewerSerializer,
     RegisterReviewerSerializer,
     ReviewerSerializer,
@@ -16,9 +18,11 @@ from approvals.api.serializers import (
 from approvals.exceptions import NotAReviewerError
 from approvals.models import ApprovalRule, ApprovalStatus, Reviewer
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from core.api.errors import domain_error
 from core.api.fields import choice_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantAdmin, IsTenantMember
+from core.errors import DomainError
 
 
 class ApprovalListApi(generics.ListAPIView):
@@ -62,6 +66,35 @@ class ApprovalCompleteApi(APIView):
             approval_id=approval_id, acting_user=request.user, **data.validated_data
         )
         return Response(CompletionSerializer(completion).data)
+
+
+class ApprovalDecisionsApi(APIView):
+    """Decide several approvals at once. Each is decided on its own, as if sent alone (its own
+    rights, locks and refusal); the answer says, item by item, what happened."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=DecisionsSerializer, responses=DecisionResultsSerializer)
+    def post(self, request):
+        data = DecisionsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        results = []
+        for item in data.validated_data["decisions"]:
+            approval_id = item.pop("approvalId")
+            try:
+                completion = check_complete_approval(
+                    approval_id=approval_id, acting_user=request.user, **item
+                )
+            except DomainError as error:
+                http_status, body = domain_error(error)
+                results.append(
+                    {"approvalId": approval_id, "status": "refused", "httpStatus": http_status, **body}
+                )
+                continue
+            results.append(
+                {"approvalId": approval_id, "status": "decided", "httpStatus": 200, "completion": completion}
+            )
+        return Response(DecisionResultsSerializer({"results": results}).data)
 
 
 class ReviewerRegisterApi(APIView):

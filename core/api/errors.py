@@ -19,3 +19,11 @@ def field_details(errors: Iterable[str]) -> dict:
         if field and message:
             fields[field] = f"{fields[field]}; {message}" if field in fields else message
     return {"errors": lines, "fields": fields} if fields else {}
+
+
+def domain_error(exc) -> tuple[int, dict]:
+    """The HTTP status and error body of an app's error (``core.errors.DomainError``)."""
+    errors = exc.errors
+    details = field_details(errors) if errors else {}
+    message = "; ".join(errors) if errors else str(exc)
+    return exc.http_status, error_body(exc.code, message, details)

@@ -47,7 +47,14 @@ def unknown_field_message(name: str, known: list[str]) -> str:
 
 @extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
 class JsonObjectField(serializers.JSONField):
-    pass
+    """A JSON object, as the schema says: DRF's own takes any JSON value."""
+
+    default_error_messages = {"not_an_object": "must be a JSON object"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            self.fail("not_an_object")
+        return super().to_internal_value(data)
 
 
 @extend_schema_field(
@@ -81,6 +88,15 @@ class StrictCharField(serializers.CharField):
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID written as text: DRF's own also turns integers (and so true and false) into UUIDs."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
         return super().to_internal_value(data)
 
 

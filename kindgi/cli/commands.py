@@ -1,6 +1,7 @@
 """What each command does: one API call (or a few), printed as the API's JSON."""
 
 import argparse
+import sys
 
 from kindgi.cli.client import Api
 from kindgi.cli.config import resolve
@@ -84,8 +85,21 @@ def approvals_complete(args) -> int:
     body = {"decision": args.decision, "rationale": args.rationale}
     if args.arguments is not None:
         body["arguments"] = args.arguments
-    show(_api(args).post(f"/approvals/{args.id}/complete", body))
-    return OK
+    if len(args.ids) == 1:
+        show(_api(args).post(f"/approvals/{args.ids[0]}/complete", body))
+        return OK
+    # Several: decided one by one on the server, each answered on its own.
+    answer = _api(args).post(
+        "/approvals/decisions", {"decisions": [{"approvalId": i, **body} for i in args.ids]}
+    )
+    show(answer)
+    refused = [result for result in answer["results"] if result["status"] == "refused"]
+    for result in refused:
+        print(
+            f"kindgi: {result['approvalId']}: {result['error']['message']} ({result['httpStatus']})",
+            file=sys.stderr,
+        )
+    return API_ERROR if refused else OK
 
 
 def reviewers_register(args) -> int:

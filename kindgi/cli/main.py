@@ -208,11 +208,11 @@ def build_parser() -> Parser:
         approvals,
         "complete",
         commands.approvals_complete,
-        "Approve or reject a waiting tool call.",
+        "Approve or reject waiting tool calls: one, or several at once (each decided on its own).",
         "kindgi approvals complete 416c22ba-73f9-45b7-999d-c1d5938758f7 --decision=approve \\\n"
         '    --rationale="Confirmed with the on-call engineer"',
     )
-    complete.add_argument("id")
+    complete.add_argument("ids", nargs="+", metavar="ID")
     complete.add_argument("--decision", required=True, choices=["approve", "reject"])
     complete.add_argument("--rationale", default="", help="why (required to reject)")
     complete.add_argument(

@@ -1,37 +1,16 @@
-"""One place that turns every error into ``{"error": {"code", "message", "details"}}``."""
+"""One place that turns every error into ``{"error": {"code", "message", "details"}}``: the
+apps' own (each says its status and code) and DRF's."""
 
 from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from approvals.exceptions import (
-    ApprovalConflictError,
-    ApprovalInputError,
-    ApprovalNotFoundError,
-    DecisionForbiddenError,
-    NotAReviewerError,
-)
-from core.api.errors import error_body, field_details
+from core.api.errors import domain_error, error_body, field_details
 from core.api.parsers import RequestTooLarge
-from runs.exceptions import RunInputError, RunNotFoundError, RunStateError, UnknownDefinitionError
-from tenants.exceptions import NotAMemberError
-
-# Domain errors → (HTTP status, code). Each carries a message written for the person reading it.
-DOMAIN_ERRORS = [
-    (RunInputError, status.HTTP_400_BAD_REQUEST, "invalid_input"),
-    (ApprovalInputError, status.HTTP_400_BAD_REQUEST, "invalid_input"),
-    (UnknownDefinitionError, status.HTTP_404_NOT_FOUND, "unknown_definition"),
-    (ApprovalNotFoundError, status.HTTP_404_NOT_FOUND, "not_found"),
-    (RunNotFoundError, status.HTTP_404_NOT_FOUND, "not_found"),
-    (NotAMemberError, status.HTTP_403_FORBIDDEN, "no_tenant"),
-    (NotAReviewerError, status.HTTP_403_FORBIDDEN, "not_a_reviewer"),
-    (DecisionForbiddenError, status.HTTP_403_FORBIDDEN, "forbidden"),
-    (RunStateError, status.HTTP_409_CONFLICT, "conflict"),
-    (ApprovalConflictError, status.HTTP_409_CONFLICT, "conflict"),
-]
+from core.errors import DomainError
 
 DRF_CODES = {
     exceptions.NotAuthenticated: "unauthenticated",
@@ -66,12 +45,9 @@ def _field_errors(detail, path: str = "") -> list[str]:
 
 
 def api_exception_handler(exc, context):
-    for error_class, http_status, code in DOMAIN_ERRORS:
-        if isinstance(exc, error_class):
-            errors = getattr(exc, "errors", None)
-            details = field_details(errors) if errors else {}
-            message = str(exc) if not errors else "; ".join(errors)
-            return Response(error_body(code, message, details), status=http_status)
+    if isinstance(exc, DomainError):  # each app's errors say what they are on the wire
+        http_status, body = domain_error(exc)
+        return Response(body, status=http_status)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(f"there is no such resource at {context['request'].path}")
     response = exception_handler(exc, context)

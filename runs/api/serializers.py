@@ -8,6 +8,7 @@ from core.api.fields import (
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
+    StrictUUIDField,
 )
 from runs.models import JournalEntry, Run, RunStatus
 
@@ -115,7 +116,7 @@ class StartRunSerializer(StrictSerializer):
     input = JsonObjectField(help_text='The flow\'s input; for an agent: {"userMessage": "…", …}.')
     dryRun = StrictBooleanField(default=False)
     readOnly = StrictBooleanField(default=False)
-    conversationId = serializers.UUIDField(required=False, help_text="Continue this agent conversation.")
+    conversationId = StrictUUIDField(required=False, help_text="Continue this agent conversation.")
 
     def validate(self, data):
         if ("flowId" in data) == ("agentId" in data):

@@ -63,6 +63,11 @@ def test_approve_returns_the_terminal_completion_and_the_run_completes(api):
     assert finished["status"] == "completed"
     tool = next(m for m in finished["messages"] if m["role"] == "tool")
     assert tool["content"]["posted"] is True
+    # The decided approval shows its decision wherever it is shown.
+    shown = api.get(f"/api/v1/approvals/{approval_id}").json()
+    assert shown["decision"] == completion["decision"]
+    listed = api.get("/api/v1/approvals", {"status": "approved"}).json()["items"]
+    assert [item["decision"]["reviewer"] for item in listed] == ["Ada"]
 
 
 def test_reject_needs_a_rationale_and_then_completes_the_run(api):
@@ -143,3 +148,51 @@ def test_the_approval_list_costs_the_same_queries_for_many(api):
         waiting_run(api)
     assert len(api.get("/api/v1/approvals?status=pending").json()["items"]) == 9
     assert queries() == few
+
+
+def test_bulk_decisions_decide_each_on_its_own_and_answer_per_item(api):
+    for _ in range(3):
+        waiting_run(api)
+    first, second, third = (a.pk for a in Approval.objects.order_by("created_at"))
+    api.post(f"/api/v1/approvals/{second}/complete", {"decision": "reject", "rationale": "no"}, format="json")
+    response = api.post(
+        "/api/v1/approvals/decisions",
+        {
+            "decisions": [
+                {"approvalId": str(first), "decision": "approve", "rationale": "ok"},
+                {"approvalId": str(second), "decision": "approve"},  # decided already: refused
+                {"approvalId": str(third), "decision": "reject", "rationale": "not today"},
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [(r["approvalId"], r["status"], r["httpStatus"]) for r in results] == [
+        (str(first), "decided", 200),
+        (str(second), "refused", 409),
+        (str(third), "decided", 200),
+    ]
+    assert results[0]["completion"]["approval"]["status"] == "approved"
+    assert results[1]["error"]["code"] == "conflict"
+    assert "already rejected" in results[1]["error"]["message"]
+    assert results[2]["completion"]["decision"]["rationale"] == "not today"
+    assert dict(Approval.objects.values_list("pk", "status")) == {
+        first: "approved",
+        second: "rejected",
+        third: "rejected",
+    }
+
+
+def test_bulk_decisions_refuse_a_malformed_list_whole(api):
+    waiting_run(api)
+    empty = api.post("/api/v1/approvals/decisions", {"decisions": []}, format="json")
+    assert empty.status_code == 400
+    typo = api.post(
+        "/api/v1/approvals/decisions",
+        {"decisions": [{"approvalId": str(Approval.objects.get().pk), "decison": "approve"}]},
+        format="json",
+    )
+    assert typo.status_code == 400
+    assert "decisions/0/decison" in typo.json()["error"]["details"]["fields"]
+    assert Approval.objects.get().status == "pending"

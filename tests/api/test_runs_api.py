@@ -76,7 +76,7 @@ def test_an_agent_turn_that_waits_returns_suspended(api):
             {"flowId": "my-pack.check-order", "input": []},
             400,
             "invalid_input",
-            ["/input: Input should be a valid dictionary or instance of CheckOrderInput"],
+            ["/input: must be a JSON object"],
         ),
         ({"input": {}}, 400, "invalid_input", ["/flowId: give exactly one of flowId and agentId"]),
         (

@@ -24,8 +24,9 @@ from tools.registry import get_registry
 from tools.selectors import agent_admin_overrides
 
 
-def agent_gates(agent: AgentDefinition) -> AgentGates:
-    """The agent's overrides by tool id: the code's, replaced by the admin's where an admin set one."""
+def agent_gates(agent: AgentDefinition, tenant_id) -> AgentGates:
+    """The agent's overrides by tool id: the code's, replaced by an admin's where one set one for
+    the site or for ``tenant_id``'s runs (the tenant's own winning)."""
     names = agent.override_condition_names
     overrides = {
         tool_id: Override(
@@ -36,7 +37,7 @@ def agent_gates(agent: AgentDefinition) -> AgentGates:
         )
         for tool_id, gate in (agent.gate_overrides or {}).items()
     }
-    for tool_id, (gate, condition) in agent_admin_overrides(agent.id, agent.version).items():
+    for tool_id, (gate, condition) in agent_admin_overrides(agent.id, agent.version, tenant_id).items():
         overrides[tool_id] = Override(
             gate=gate,
             source="admin",
@@ -95,7 +96,7 @@ def policy_context(
         run=facts,
         tools={ref.id: registry.tool(ref.id, ref.version) for ref in target.tools},
         agent_id=target.id,
-        agent_gates=agent_gates(target),
+        agent_gates=agent_gates(target, run.tenant_id),
         guardrails=target.guardrails,
         rules=rules,
         approved_tools=frozenset(conversation_approvals(run)),

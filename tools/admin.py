@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.utils.html import format_html_join
 
 from core.admin import ReadOnlyAdminMixin, pretty_json
+from tenants.models import Tenant
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
@@ -83,7 +84,7 @@ class ToolAdmin(DefinitionAdmin):
 class AgentGateOverrideForm(forms.ModelForm):
     class Meta:
         model = AgentGateOverride
-        fields = ["tool_key", "gate", "condition"]
+        fields = ["tool_key", "tenant", "gate", "condition"]
 
 
 class AgentGateOverrideInline(admin.TabularInline):
@@ -104,6 +105,14 @@ class AgentGateOverrideInline(admin.TabularInline):
             label="tool", choices=[("", "---------")] + [(key, key) for key in tool_keys]
         )
         return formset
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant" and not request.user.is_superuser:
+            # Staff of a tenant set overrides for it; only a superuser sets them for every tenant.
+            membership = getattr(request.user, "membership", None)
+            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
+            kwargs["required"] = True
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_add_permission(self, request, obj=None):
         return (

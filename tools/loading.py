@@ -156,8 +156,10 @@ def _carry_admin_overrides(agent: Agent) -> int:
     carried = [
         AgentGateOverride(
             agent=agent,
+            tenant_id=override.tenant_id,
             tool_key=override.tool_key,
             gate=override.gate,
+            condition=override.condition,
             changed_by=override.changed_by,
         )
         for override in previous.admin_overrides.all()

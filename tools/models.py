@@ -96,13 +96,17 @@ class Agent(Definition):
     def tool_keys(self) -> list[str]:
         return [ref["id"] for ref in self.tool_refs]
 
-    def admin_override_texts(self) -> dict[str, str]:
-        """The admin's overrides by tool id, each with its condition if it has one."""
-        return {o.tool_key: o.describe() for o in self.admin_overrides.all()}
+    def admin_override_texts(self, tenant_id=None) -> dict[str, str]:
+        """The admins' overrides by tool id that gate ``tenant_id``'s runs (the site's, with the
+        tenant's own in their place), each with its condition if it has one. Without a tenant,
+        only the site's."""
+        mine = [o for o in self.admin_overrides.all() if o.tenant_id is None]
+        mine += [o for o in self.admin_overrides.all() if tenant_id is not None and o.tenant_id == tenant_id]
+        return {o.tool_key: o.describe() for o in mine}
 
-    def effective_overrides(self) -> dict[str, str]:
-        """Gate overrides by tool id: the code's, with the admin's taking precedence."""
-        return {**self.code_overrides, **self.admin_override_texts()}
+    def effective_overrides(self, tenant_id=None) -> dict[str, str]:
+        """Gate overrides by tool id: the code's, with the admins' taking precedence."""
+        return {**self.code_overrides, **self.admin_override_texts(tenant_id)}
 
 
 class AgentGateOverride(models.Model):
@@ -110,6 +114,16 @@ class AgentGateOverride(models.Model):
     code it is only the agent's side of the gate (a tenant rule's ask or deny still holds)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="admin_overrides")
+    # Whose runs it gates: one tenant's (set by its tenant admin, through the API, or in the admin),
+    # or, empty, every tenant's (a site admin's). A tenant's own replaces the site's for its runs.
+    tenant = models.ForeignKey(
+        "tenants.Tenant",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Empty: for every tenant. A tenant's own override replaces this one for its runs.",
+    )
     tool_key = models.CharField("tool", max_length=200)
     gate = models.CharField(max_length=16, choices=[(g.value, g.value) for g in GateOverride])
     condition = models.CharField(
@@ -127,7 +141,14 @@ class AgentGateOverride(models.Model):
     class Meta:
         ordering = ["tool_key"]
         constraints = [
-            models.UniqueConstraint(fields=["agent", "tool_key"], name="tools_agentgateoverride_one_per_tool")
+            models.UniqueConstraint(
+                fields=["agent", "tool_key", "tenant"], name="tools_agentgateoverride_one_per_tool_and_tenant"
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "tool_key"],
+                condition=models.Q(tenant__isnull=True),
+                name="tools_agentgateoverride_one_site_wide_per_tool",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,5 +1,7 @@
 from dataclasses import dataclass
 
+from django.db.models import F, Q
+
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
@@ -25,9 +27,12 @@ def catalog_summary() -> CatalogSummary:
     )
 
 
-def agent_admin_overrides(agent_id: str, version: str) -> dict[str, tuple[str, str]]:
-    """The gate overrides an admin set for one agent version: tool id → (gate, condition)."""
-    rows = AgentGateOverride.objects.filter(agent__key=agent_id, agent__version=version)
+def agent_admin_overrides(agent_id: str, version: str, tenant_id=None) -> dict[str, tuple[str, str]]:
+    """The admins' gate overrides for one agent version that gate ``tenant_id``'s runs: tool id →
+    (gate, condition). The site's, with the tenant's own in their place."""
+    rows = AgentGateOverride.objects.filter(
+        Q(tenant__isnull=True) | Q(tenant_id=tenant_id), agent__key=agent_id, agent__version=version
+    ).order_by(F("tenant_id").asc(nulls_first=True))
     return {
         tool_key: (gate, condition)
         for tool_key, gate, condition in rows.values_list("tool_key", "gate", "condition")

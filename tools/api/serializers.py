@@ -3,8 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.fields import JsonObjectField
-from tools.models import Agent, Flow, Tool
+from core.api.fields import JsonObjectField, StrictCharField, StrictSerializer
+from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
 class EffectSerializer(serializers.Serializer):
@@ -51,7 +51,10 @@ class ToolRefSerializer(serializers.Serializer):
 
 class OverridesSerializer(serializers.Serializer):
     code = serializers.DictField(child=serializers.CharField(), help_text="Declared in the agent's code.")
-    admin = serializers.DictField(child=serializers.CharField(), help_text="Set by an admin; they win.")
+    admin = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Set by an admin, for every tenant or for yours (yours win); they beat the code.",
+    )
     effective = serializers.DictField(child=serializers.CharField())
 
 
@@ -85,7 +88,7 @@ class AgentSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OverridesSerializer)
     def get_overrides(self, agent: Agent) -> dict:
-        admin = agent.admin_override_texts()
+        admin = agent.admin_override_texts(self.context.get("tenant_id"))
         return {"code": agent.code_overrides, "admin": admin, "effective": {**agent.code_overrides, **admin}}
 
 
@@ -109,3 +112,31 @@ class FlowSerializer(serializers.ModelSerializer):
         model = Flow
         fields = ["id", "version", "pack", "description", "inputSchema", "nodes", "output", "retired"]
         read_only_fields = fields
+
+
+class OverrideSerializer(serializers.ModelSerializer):
+    toolId = serializers.CharField(source="tool_key")
+    scope = serializers.SerializerMethodField(help_text='"tenant": yours; "site": every tenant\'s.')
+    changedBy = serializers.CharField(source="changed_by.username", allow_null=True, default=None)
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    class Meta:
+        model = AgentGateOverride
+        fields = ["toolId", "gate", "condition", "scope", "changedBy", "updatedAt"]
+        read_only_fields = fields
+
+    def get_scope(self, override: AgentGateOverride) -> str:
+        return "site" if override.tenant_id is None else "tenant"
+
+
+class OverrideListSerializer(serializers.Serializer):
+    agentId = serializers.CharField()
+    agentVersion = serializers.CharField()
+    items = OverrideSerializer(many=True)
+
+
+class SetOverrideSerializer(StrictSerializer):
+    gate = serializers.ChoiceField(choices=["always_ask", "never_ask"])
+    condition = StrictCharField(
+        required=False, allow_blank=True, default="", help_text="e.g. /amountCents > 10000; empty: always."
+    )

@@ -1,14 +1,21 @@
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.pagination import ItemsCursorPagination
-from core.api.permissions import IsTenantMember
+from core.api.permissions import IsTenantAdmin, IsTenantMember
 from kindgi.naming import semver_key
-from tools.api.serializers import AgentSerializer, FlowSerializer, ToolSerializer
+from tools.actions import check_set_override, do_clear_override
+from tools.api.serializers import (
+    AgentSerializer,
+    FlowSerializer,
+    OverrideListSerializer,
+    SetOverrideSerializer,
+    ToolSerializer,
+)
+from tools.exceptions import DefinitionNotFoundError
 from tools.models import Agent, AgentGateOverride, Flow, Tool
 
 
@@ -33,6 +40,21 @@ class CatalogListApi(generics.ListAPIView):
     def get_queryset(self):
         return _queryset(self.model)
 
+    def get_serializer_context(self):
+        # The admins' overrides shown are those that gate the caller's tenant's runs.
+        return super().get_serializer_context() | {"tenant_id": self.request.user.membership.tenant_id}
+
+
+def _newest(model, definition_id: str, version: str | None, what: str):
+    rows = list(_queryset(model).filter(key=definition_id))
+    if version:
+        rows = [row for row in rows if row.version == version]
+    if not rows:
+        raise DefinitionNotFoundError(
+            f'there is no {what} "{definition_id}"' + (f" version {version}" if version else "")
+        )
+    return max(rows, key=lambda row: semver_key(row.version))
+
 
 class CatalogDetailApi(APIView):
     """One definition: the newest version in service, or ``?version=``."""
@@ -43,15 +65,9 @@ class CatalogDetailApi(APIView):
     what = ""
 
     def get(self, request, definition_id):
-        rows = list(_queryset(self.model).filter(key=definition_id))
-        version = request.query_params.get("version")
-        if version:
-            rows = [row for row in rows if row.version == version]
-        if not rows:
-            raise NotFound(
-                f'there is no {self.what} "{definition_id}"' + (f" version {version}" if version else "")
-            )
-        return Response(self.serializer_class(max(rows, key=lambda row: semver_key(row.version))).data)
+        row = _newest(self.model, definition_id, request.query_params.get("version"), self.what)
+        context = {"tenant_id": request.user.membership.tenant_id}
+        return Response(self.serializer_class(row, context=context).data)
 
 
 VERSION = OpenApiParameter("version", str, description="By default, the newest version in service.")
@@ -82,3 +98,57 @@ class FlowListApi(CatalogListApi):
 @extend_schema(parameters=[VERSION], responses=FlowSerializer)
 class FlowDetailApi(CatalogDetailApi):
     model, serializer_class, what = Flow, FlowSerializer, "flow"
+
+
+def _overrides_of(agent: Agent, tenant) -> dict:
+    rows = (
+        AgentGateOverride.objects.filter(agent=agent)
+        .filter(Q(tenant__isnull=True) | Q(tenant=tenant))
+        .select_related("changed_by")
+    )
+    return {"agentId": agent.key, "agentVersion": agent.version, "items": list(rows)}
+
+
+@extend_schema(parameters=[VERSION])
+class AgentOverridesApi(APIView):
+    """The admins' gate overrides of an agent (its newest version in service, or ``?version=``)
+    that gate your tenant's runs: the site's, and your tenant's own, which win."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=OverrideListSerializer)
+    def get(self, request, definition_id):
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        return Response(OverrideListSerializer(_overrides_of(agent, request.user.membership.tenant)).data)
+
+
+@extend_schema(parameters=[VERSION])
+class AgentOverrideApi(APIView):
+    """Set or clear your tenant's override of an agent's gate for one of its tools (tenant admins).
+    It is the agent's side of the gate: it never lowers what your approval rules ask or deny."""
+
+    permission_classes = [IsTenantAdmin]
+
+    @extend_schema(request=SetOverrideSerializer, responses=OverrideListSerializer)
+    def put(self, request, definition_id, tool_id):
+        data = SetOverrideSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        tenant = request.user.membership.tenant
+        check_set_override(
+            agent=agent,
+            tenant=tenant,
+            tool_id=tool_id,
+            gate=data.validated_data["gate"],
+            condition=data.validated_data["condition"],
+            acting_user=request.user,
+        )
+        return Response(OverrideListSerializer(_overrides_of(agent, tenant)).data)
+
+    @extend_schema(request=None, responses=OverrideListSerializer)
+    def delete(self, request, definition_id, tool_id):
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        tenant = request.user.membership.tenant
+        if not do_clear_override(agent=agent, tenant=tenant, tool_id=tool_id):
+            raise DefinitionNotFoundError(f"your tenant has no override of {agent.key} for {tool_id!r}")
+        return Response(OverrideListSerializer(_overrides_of(agent, tenant)).data)

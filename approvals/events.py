@@ -38,6 +38,13 @@ def announce(approval: Approval, event: str, decision: Decision | None = None) -
     group = approvals_group(approval.tenant_id)
     transaction.on_commit(
         lambda: send_to_groups(
-            [group], lambda: [{"type": "approval.event", "text": json.dumps({**data(), "type": event})}]
+            [group],
+            lambda: [
+                {
+                    "type": "approval.event",
+                    "approvalId": str(approval.pk),
+                    "text": json.dumps({**data(), "type": event}),
+                }
+            ],
         )
     )

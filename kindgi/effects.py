@@ -54,8 +54,12 @@ class Effect:
         return self.kind in MUTATING_EFFECT_KINDS
 
     def describe(self) -> str:
-        """Plain words for reviewers: ``writes external:orders``."""
+        """In short: ``writes external:orders``."""
         return f"{self.kind.value} {self.resource}"
+
+    def sentence(self) -> str:
+        """In plain words for a reviewer: ``changes external:orders (writes)``."""
+        return effect_sentence(self.kind.value, self.resource)
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind.value, "resource": self.resource}
@@ -102,3 +106,23 @@ class Effect:
     @classmethod
     def sensitive_data_egress(cls, resource: str) -> "Effect":
         return cls(kind=EffectKind.SENSITIVE_DATA_EGRESS, resource=resource)
+
+
+PLAIN_WORDS = {
+    EffectKind.READS: "reads {resource}",
+    EffectKind.WRITES: "changes {resource} (writes)",
+    EffectKind.DELETES: "deletes from {resource}",
+    EffectKind.NETWORK: "reaches out over the network to {resource}",
+    EffectKind.SPAWNS_RUN: "starts another run ({resource})",
+    EffectKind.EMITS_EVENT: "sends an event to {resource}",
+    EffectKind.EXTERNAL_SIDE_EFFECT: "acts outside Kindgi, on {resource} (an external side effect)",
+    EffectKind.SENSITIVE_DATA_EGRESS: "sends sensitive data out, to {resource}",
+}
+
+
+def effect_sentence(kind: str, resource: str) -> str:
+    """One effect in plain words, from its kind and resource as they are stored."""
+    try:
+        return PLAIN_WORDS[EffectKind(kind)].format(resource=resource)
+    except ValueError:
+        return f"{kind} {resource}"

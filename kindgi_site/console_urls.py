@@ -15,6 +15,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("queue/", approvals.queue, name="queue"),
     path("approvals/<anyuuid:approval_id>/", approvals.approval_page, name="approval"),
+    path("approvals/<anyuuid:approval_id>/panel/", approvals.approval_panel, name="approval-panel"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),

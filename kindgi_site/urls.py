@@ -11,6 +11,7 @@ from tenants.signin import admin_sign_in
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("readyz", views.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
     # The admin's sign-in, behind the console's limiter (before the admin's own URLs).

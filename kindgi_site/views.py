@@ -1,5 +1,6 @@
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -40,3 +41,13 @@ def _channel_layer_answers() -> None:
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.send)(channel, {"type": "readyz.ping"})
     async_to_sync(layer.receive)(channel)
+
+
+FAVICON = (settings.BASE_DIR / "static" / "kindgi" / "favicon.svg").read_bytes()
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """What browsers ask for at /favicon.ico, whatever the page's <link> says."""
+    response = HttpResponse(FAVICON, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -71,7 +71,8 @@ def build(entries: Iterable) -> tuple[list[Bar], int]:
             resolution = payload.get("resolution", {})
             waiting.end = at
             if resolution.get("decision"):
-                waiting.label = f"{resolution['decision']}d by {resolution.get('reviewer') or 'nobody'}"
+                word = {"approve": "approved", "reject": "rejected"}.get(resolution["decision"], "decided")
+                waiting.label = f"{word} by {resolution.get('reviewer') or 'nobody (expired)'}"
             waiting = None
     if not bars:
         return [], LANE_HEIGHT

@@ -6,17 +6,23 @@ from typing import Any
 from django import forms
 
 FIELD_PREFIX = "arg-"
+# Sent with the argument fields: then they say what runs (an unticked box, an emptied field).
+# A post without them (a script, a form without the fields) edits nothing.
+FIELDS_SHOWN = "arguments-shown"
 
 
 class DecisionForm(forms.Form):
+    """Approve or reject; the arguments' fields start as the model's, and changing any of them is
+    an edit (there is nothing else to tick): the approval then runs what the fields say."""
+
     decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
     rationale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    edit = forms.BooleanField(required=False, label="Approve with these arguments instead")
 
     def __init__(
         self, *args, schema: dict[str, Any] | None = None, arguments: dict[str, Any] | None = None, **kwargs
     ):
         super().__init__(*args, **kwargs)
+        self.original = dict(arguments or {})
         schema = schema or {}
         required = set(schema.get("required", []))
         for name, spec in schema.get("properties", {}).items():
@@ -28,18 +34,39 @@ class DecisionForm(forms.Form):
                 self.initial[FIELD_PREFIX + name] = (
                     value if isinstance(value, str | int | float | bool) else json.dumps(value)
                 )
+            # What the field held at first, for the page's live diff of the edit.
+            self.fields[FIELD_PREFIX + name].widget.attrs["data-original"] = json.dumps(
+                (arguments or {}).get(name)
+            )
 
     def argument_fields(self):
         return [self[name] for name in self.fields if name.startswith(FIELD_PREFIX)]
 
     def edited_arguments(self) -> dict[str, Any] | None:
-        if not self.cleaned_data.get("edit"):
+        """The arguments the fields now say, if they say anything other than the model's; None
+        when nothing was changed (then the model's own arguments run, as they were)."""
+        if self.cleaned_data.get("decision") != "approve" or not self.data.get(FIELDS_SHOWN):
             return None
-        result = {}
+        changed, result = False, dict(self.original)
         for name, value in self.cleaned_data.items():
-            if name.startswith(FIELD_PREFIX) and value not in (None, ""):
-                result[name.removeprefix(FIELD_PREFIX)] = value
-        return result
+            if not name.startswith(FIELD_PREFIX):
+                continue
+            key = name.removeprefix(FIELD_PREFIX)
+            if isinstance(value, str):
+                value = value.replace("\r\n", "\n")  # what browsers send for a textarea's lines
+            if (
+                isinstance(self.fields[name], forms.BooleanField)
+                and value is False
+                and key not in self.original
+            ):
+                continue  # an unticked box where the model gave nothing: no change
+            if value in (None, ""):
+                changed = changed or self.original.get(key) not in (None, "")
+                result.pop(key, None)
+            else:
+                changed = changed or value != self.original.get(key)
+                result[key] = value
+        return result if changed else None
 
     def add_argument_errors(self, errors: list[str]) -> list[str]:
         """Put ``/arguments/<field>: message`` errors next to their fields; return the others."""

@@ -1,12 +1,12 @@
 """The reviewer console: the queue, an approval, deciding (one or several)."""
 
-import json
 from datetime import timedelta
 from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models.fields.json import KeyTextTransform
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from approvals.actions import check_complete_approval
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError
-from approvals.models import ApprovalStatus, Reviewer
+from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from tools.models import Tool
@@ -50,7 +50,13 @@ def queue(request: HttpRequest) -> HttpResponse:
     if (refusal := _not_ready(request, membership, reviewer)) is not None:
         return refusal
     filters = {key: request.GET.get(key, "") for key in ("agent", "tool", "age")}
-    approvals = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING)
+    now = timezone.now()
+    # Past its expiry an approval lets nothing run: it leaves the queue then, sweep or no sweep.
+    approvals = (
+        approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING)
+        .exclude(expires_at__lte=now)
+        .annotate(first_message=KeyTextTransform("userMessage", "run__input"))
+    )
     if filters["agent"]:
         approvals = approvals.filter(agent_key=filters["agent"])
     if filters["tool"]:
@@ -63,10 +69,9 @@ def queue(request: HttpRequest) -> HttpResponse:
     tools = {
         (tool.key, tool.version): tool
         for tool in Tool.objects.filter(key__in={a.tool_key for a in page}).only(
-            "key", "version", "effects", "is_read_only"
+            "key", "version", "description", "effects", "is_read_only"
         )
     }
-    now = timezone.now()
     names = names_of_reviewers({user_id for a in page for user_id in a.reviewer_ids})
     rows = [
         {
@@ -90,75 +95,123 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+DECIDED_WORDS = {"approve": "Approved", "reject": "Rejected"}
+
+
+def _approval_context(request, membership, reviewer, approval_id) -> dict | None:
+    try:
+        approval = approval_get_for_tenant(membership.tenant, approval_id)
+    except ApprovalError:
+        return None
+    tool = get_registry().tool(approval.tool_key, approval.tool_version)
+    return {
+        "approval": approval,
+        "decision": getattr(approval, "decision", None),
+        "tool": tool,
+        "effects": [effect.sentence() for effect in tool.effects] if tool else [],
+        "form": DecisionForm(schema=tool.input_schema if tool else {}, arguments=approval.arguments),
+        "errors": [],
+        "decidable": _offer(reviewer, approval),
+        "reviewer": reviewer,
+    }
+
+
 @login_required
 def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
     membership, reviewer = _context(request)
     if (refusal := _not_ready(request, membership, reviewer)) is not None:
         return refusal
-    try:
-        approval = approval_get_for_tenant(membership.tenant, approval_id)
-    except ApprovalError:
+    context = _approval_context(request, membership, reviewer, approval_id)
+    if context is None:
         return render(request, "console/not_found.html", {"what": "approval"}, status=404)
-    tool = get_registry().tool(approval.tool_key, approval.tool_version)
-    form = DecisionForm(schema=tool.input_schema if tool else {}, arguments=approval.arguments)
-    status = 200
-    errors: list[str] = []
+    approval, tool, status = context["approval"], context["tool"], 200
     if request.method == "POST":
         form = DecisionForm(
             request.POST, schema=tool.input_schema if tool else {}, arguments=approval.arguments
         )
+        context["form"] = form
         if form.is_valid():
+            decision = form.cleaned_data["decision"]
             try:
                 check_complete_approval(
                     approval_id=approval.pk,
                     acting_user=request.user,
-                    decision=form.cleaned_data["decision"],
+                    decision=decision,
                     rationale=form.cleaned_data["rationale"],
                     arguments=form.edited_arguments(),
                 )
             except ApprovalInputError as error:
-                errors = form.add_argument_errors(
+                context["errors"] = form.add_argument_errors(
                     [line.replace("/rationale: ", "Rationale: ") for line in error.errors]
                 )
                 status = 400
-            except ApprovalError as error:
-                errors, status = [str(error)], 409
+            except ApprovalError as error:  # the one door refused it: say why, change nothing
+                context["errors"], status = [str(error)], 409
             else:
-                messages.success(request, f"{form.cleaned_data['decision'].capitalize()}d: {approval.title}")
+                messages.success(request, f"{DECIDED_WORDS[decision]}: {approval.title}")
                 return redirect("console:run", run_id=approval.run_id)
         else:
             status = 400
     run = approval.run
-    context = {
-        "approval": approval,
-        "tool": tool,
-        "effects": [effect.describe() for effect in tool.effects] if tool else [],
-        "arguments_json": json.dumps(approval.arguments, indent=2, ensure_ascii=False),
-        "run": run,
-        "parent": run.parent,
-        "messages_list": run.messages,
-        "form": form,
-        "errors": errors,
-        "decidable": _offer(reviewer, approval),
-        "reviewer": reviewer,
-    }
+    context |= {"run": run, "parent": run.parent, "messages_list": run.messages}
     return render(request, "console/approval.html", context, status=status)
+
+
+@login_required
+def approval_panel(request: HttpRequest, approval_id: UUID) -> HttpResponse:
+    """The page's decision panel as it stands now: fetched again when the approval is decided
+    elsewhere or reaches its expiry, so an open page never offers a decision that is gone."""
+    membership, reviewer = _context(request)
+    if (refusal := _not_ready(request, membership, reviewer)) is not None:
+        return refusal
+    context = _approval_context(request, membership, reviewer, approval_id)
+    if context is None:
+        return HttpResponse(status=404)
+    return render(request, "console/approval.html#decision-panel", context)
 
 
 @login_required
 @require_POST
 def bulk_decide(request: HttpRequest) -> HttpResponse:
-    """Decide several pending approvals at once; each is its own decision and audit record."""
+    """Decide several pending approvals at once, after a confirmation that lists exactly the calls
+    (with their arguments) that will be decided; each is then its own decision and audit record."""
     membership, reviewer = _context(request)
     if (refusal := _not_ready(request, membership, reviewer)) is not None:
         return refusal
     decision = request.POST.get("decision")
-    rationale = request.POST.get("rationale", "")
+    rationale = request.POST.get("rationale", "").strip()
     try:
         ids = [UUID(value) for value in request.POST.getlist("approval")]
     except ValueError:
         reason = "Every selected approval must be an approval's id; one of them is not."
         return render(request, "console/bad_request.html", {"reason": reason}, status=400)
+    if decision not in DECIDED_WORDS:
+        return render(
+            request, "console/bad_request.html", {"reason": "Choose approve or reject."}, status=400
+        )
+    if not ids:
+        messages.error(request, "Select at least one approval.")
+        return redirect("console:queue")
+    if decision == "reject" and not rationale:
+        messages.error(request, "A rejection needs a rationale: nothing was rejected.")
+        return redirect("console:queue")
+    if request.POST.get("confirmed") != "yes":
+        chosen = list(
+            Approval.objects.filter(tenant=membership.tenant, pk__in=ids)
+            .order_by("-created_at")
+            .only(
+                "id",
+                "tool_key",
+                "tool_version",
+                "agent_key",
+                "flow_key",
+                "node_id",
+                "arguments",
+                "created_at",
+            )
+        )
+        context = {"decision": decision, "rationale": rationale, "chosen": chosen, "reviewer": reviewer}
+        return render(request, "console/bulk_confirm.html", context)
     done, failed = 0, []
     for approval_id in ids:
         try:
@@ -166,12 +219,10 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
                 approval_id=approval_id, acting_user=request.user, decision=decision, rationale=rationale
             )
             done += 1
-        except (ApprovalError, ValueError) as error:
+        except ApprovalError as error:
             failed.append(str(error))
     if done:
-        messages.success(request, f"{decision.capitalize() if decision else 'Decide'}d {done} approval(s).")
+        messages.success(request, f"{DECIDED_WORDS[decision]} {done} approval(s).")
     for reason in failed:
         messages.error(request, reason)
-    if not ids:
-        messages.error(request, "Select at least one approval.")
     return redirect("console:queue")

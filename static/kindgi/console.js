@@ -1,5 +1,10 @@
-// Keyboard shortcuts on the queue: j/k move, a/r open the selected approval to approve/reject, Enter opens it.
+// The console's small behaviours: keyboard shortcuts on the queue, the live diff of an edit, an
+// approval page that notices its expiry, queue updates that keep what the reviewer is doing.
 (function () {
+  "use strict";
+
+  // Keyboard shortcuts on the queue: j/k move, a/r open the selected approval to approve/reject,
+  // Enter opens it.
   function rows() { return Array.from(document.querySelectorAll("tr.approval-row")); }
   function selected() { return document.querySelector("tr.approval-row.selected"); }
   function select(row) {
@@ -19,11 +24,112 @@
     } else { return; }
     event.preventDefault();
   });
-  // On an approval page opened with #approve or #reject, focus that button (rejecting needs a rationale first).
-  if (location.hash === "#approve" || location.hash === "#reject") {
-    document.addEventListener("DOMContentLoaded", function () {
-      var target = location.hash === "#reject" ? document.querySelector("textarea[name=rationale]") : document.querySelector(location.hash);
-      if (target) target.focus();
+
+  // On an approval page opened with #approve, focus Approve; with #reject, the rationale
+  // (a rejection needs one).
+  function focusFromHash() {
+    if (location.hash === "#reject") {
+      var rationale = document.querySelector("textarea[name=rationale]");
+      if (rationale) rationale.focus();
+    } else if (location.hash === "#approve") {
+      var approve = document.getElementById("approve");
+      if (approve) approve.focus();
+    }
+  }
+
+  // The edit, live: each field that differs from what the model asked for, old and new.
+  function text(value) { return value === undefined || value === null ? "" : (typeof value === "string" ? value : JSON.stringify(value)); }
+  function fieldValue(field) {
+    if (field.type === "checkbox") return field.checked;
+    if (field.value === "") return null;
+    if (field.type === "number") return Number(field.value);
+    try { if (field.tagName === "TEXTAREA" && field.dataset.json === "true") return JSON.parse(field.value); } catch (e) { return field.value; }
+    return field.value.replace(/\r\n/g, "\n");
+  }
+  function showDiff() {
+    var panel = document.getElementById("edit-diff");
+    if (!panel) return;
+    var body = panel.querySelector("tbody");
+    body.textContent = "";
+    var changed = 0;
+    document.querySelectorAll("[data-original]").forEach(function (field) {
+      var before = JSON.parse(field.dataset.original);
+      var after = fieldValue(field);
+      if (field.type === "checkbox" && before === null && after === false) return;
+      if (text(before) === text(after)) return;
+      changed += 1;
+      var row = body.insertRow();
+      var name = document.createElement("th");
+      name.scope = "row";
+      name.textContent = field.name.replace(/^arg-/, "");
+      row.appendChild(name);
+      var old = row.insertCell(); var del = document.createElement("del"); del.textContent = text(before); old.appendChild(del);
+      var neu = row.insertCell(); var ins = document.createElement("ins"); ins.textContent = text(after); neu.appendChild(ins);
+    });
+    panel.hidden = changed === 0;
+    var approve = document.getElementById("approve");
+    if (approve) approve.textContent = changed ? "Approve with these changes" : "Approve";
+  }
+  document.addEventListener("input", function (event) { if (event.target.closest("[data-original]")) showDiff(); });
+  document.addEventListener("change", function (event) { if (event.target.closest("[data-original]")) showDiff(); });
+
+  // An open approval page asks for its decision panel again when the approval reaches its
+  // expiry (the socket tells of decisions; an expiry may come before any sweep records it).
+  function watchExpiry() {
+    var panel = document.getElementById("decision-panel");
+    if (!panel || !panel.dataset.expiresAt || panel.dataset.watched) return;
+    panel.dataset.watched = "true";
+    var wait = new Date(panel.dataset.expiresAt).getTime() - Date.now() + 500;
+    if (wait > 2147483647) return;
+    setTimeout(function () {
+      if (window.htmx) window.htmx.ajax("GET", panel.dataset.panelUrl, { target: "#decision-panel", swap: "outerHTML" });
+    }, Math.max(wait, 0));
+  }
+
+  // The queue: an approval leaves at its expiry, without waiting for a sweep or a reload.
+  function expireRows() {
+    var now = Date.now();
+    document.querySelectorAll("tr.approval-row[data-expires-at]").forEach(function (row) {
+      if (row.dataset.expiresAt && new Date(row.dataset.expiresAt).getTime() <= now) row.remove();
     });
   }
+
+  // Queue updates merge into the table: rows that left go, new rows arrive in place; what the
+  // reviewer ticked, typed or focused stays as it was.
+  function mergeQueue(incoming) {
+    var table = document.querySelector("#approval-list tbody");
+    var fresh = incoming.querySelector("tbody");
+    if (!table || !fresh) return false;
+    var wanted = Array.from(fresh.querySelectorAll("tr.approval-row")).map(function (row) { return row.id; });
+    Array.from(table.querySelectorAll("tr")).forEach(function (row) {
+      if (!row.classList.contains("approval-row") || wanted.indexOf(row.id) === -1) row.remove();
+    });
+    var previous = null;
+    Array.from(fresh.querySelectorAll("tr.approval-row")).forEach(function (row) {
+      var existing = document.getElementById(row.id);
+      if (!existing) {
+        existing = document.importNode(row, true);
+        if (previous) previous.after(existing); else table.prepend(existing);
+      }
+      previous = existing;
+    });
+    if (!wanted.length) { table.appendChild(document.importNode(fresh.querySelector("tr"), true)); }
+    document.querySelectorAll("#approval-list .bulk-actions").forEach(function (bar) { bar.hidden = !wanted.length; });
+    return true;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.target || event.detail.target.id !== "approval-list") return;
+    if (!event.detail.requestConfig || event.detail.requestConfig.headers["HX-Trigger"] !== "queue-refresh") return;
+    var holder = document.createElement("div");
+    holder.innerHTML = event.detail.serverResponse;
+    if (mergeQueue(holder)) event.detail.shouldSwap = false;
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    focusFromHash();
+    showDiff();
+    watchExpiry();
+    setInterval(expireRows, 1000);
+  });
+  document.addEventListener("htmx:afterSwap", function () { watchExpiry(); });
 })();

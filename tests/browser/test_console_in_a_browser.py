@@ -52,7 +52,10 @@ def test_a_new_approval_appears_without_a_reload_and_approving_completes_the_run
     run = start_status_run(server, ada, "Checkout is back to normal.")
     row = page.locator("tr.approval-row")
     expect(row).to_have_count(1)  # arrived over the WebSocket: no reload
-    expect(row).to_contain_text("external-side-effect external:status-page")
+    # The row says what the call will do: the arguments, the effect in plain words, why it waits.
+    expect(row).to_contain_text('{"message": "Checkout is back to normal."}')
+    expect(row).to_contain_text("acts outside Kindgi, on external:status-page (an external side effect)")
+    expect(row).to_contain_text("override always_ask (agent code)")
     screenshot(page, "queue")
 
     row.get_by_role("link", name="Review").click()
@@ -61,7 +64,7 @@ def test_a_new_approval_appears_without_a_reload_and_approving_completes_the_run
     page.fill("textarea[name=rationale]", "Confirmed with the on-call engineer")
     page.click("#approve")
     expect(page.locator("#run-status")).to_have_text("completed")
-    expect(page.locator(".tool-result")).to_contain_text("'posted': True")
+    expect(page.locator(".tool-result")).to_contain_text('"posted": true')
     assert page.url.endswith(f"/console/runs/{run['id']}/")
 
 
@@ -88,7 +91,7 @@ def test_rejecting_needs_a_rationale(server, page):
     page.fill("textarea[name=rationale]", "Not confirmed yet")
     page.click("#reject")
     expect(page.locator("#run-status")).to_have_text("completed")
-    expect(page.locator(".tool-result")).to_contain_text("'rationale': 'Not confirmed yet'")
+    expect(page.locator(".tool-result")).to_contain_text('"rationale": "Not confirmed yet"')
 
 
 def test_a_reviewer_with_too_low_a_role_cannot_decide(server, page):
@@ -112,13 +115,17 @@ def test_edited_arguments_with_an_error_then_success(server, page):
     run = start_status_run(server, ada, "chekout is back")
     sign_in(page, server, "ada")
     page.goto(f"{server.url}/console/approvals/{Approval.objects.get(run_id=run['id']).pk}/")
-    page.click("summary")
-    page.check("input[name=edit]")
+    page.click("#edit summary")
     page.fill("textarea[name=arg-message], input[name=arg-message]", "x" * 501)
     page.click("#approve")
     expect(page.locator("#id_arg-message-error")).to_have_text("String should have at most 500 characters")
-    expect(page.locator("details")).to_have_attribute("open", "")  # the edit stays open beside its error
+    expect(page.locator("#edit")).to_have_attribute("open", "")  # the edit stays open beside its error
     page.fill("textarea[name=arg-message], input[name=arg-message]", "Checkout is back to normal.")
+    # No box to tick: the edit is the edit, and the page shows it before the decision.
+    expect(page.locator("#edit-diff")).to_be_visible()
+    expect(page.locator("#edit-diff del")).to_have_text("chekout is back")
+    expect(page.locator("#edit-diff ins")).to_have_text("Checkout is back to normal.")
+    expect(page.locator("#approve")).to_have_text("Approve with these changes")
     page.click("#approve")
     expect(page.locator("#run-status")).to_have_text("completed")
     expect(page.locator(".tool-result")).to_contain_text("Checkout is back to normal.")
@@ -132,6 +139,11 @@ def test_bulk_approve(server, page):
     for checkbox in page.locator("input[name=approval]").all():
         checkbox.check()
     page.click("button[name=decision][value=approve]")
+    # Nothing is decided before the reviewer sees exactly which calls, with what arguments.
+    expect(page.locator("h1")).to_have_text("Approve these 2 calls?")
+    expect(page.locator(".confirm-list li")).to_have_count(2)
+    expect(page.locator(".confirm-list")).to_contain_text('"message": "Update 0"')
+    page.click("#confirm")
     expect(page.locator(".flash")).to_contain_text("Approved 2 approval(s).")
     expect(page.get_by_text("Nothing waits for a decision")).to_be_visible()
     for run in runs:

@@ -53,7 +53,11 @@ def test_the_queue_lists_pending_approvals_with_what_they_do(django_assert_max_n
     page = client.get("/console/queue/")
     assert page.status_code == 200
     assert "acme-ops.post-update" in page.text
-    assert "external-side-effect external:status-page" in page.text
+    assert "acts outside Kindgi, on external:status-page (an external side effect)" in page.text
+    assert "Posts a message to the public status page." in page.text
+    assert "{&quot;message&quot;: &quot;Checkout is back to normal.&quot;}" in page.text  # the arguments
+    assert "Checkout is back to normal." in page.text  # what the user asked
+    assert "override always_ask (agent code)" in page.text  # why it waits
     assert "acme-ops.status-agent" in page.text
     assert str(run.pk)[:8] in page.text
     assert 'ws-connect="/ws/approvals/?format=html"' in page.text
@@ -113,7 +117,7 @@ def test_the_approval_page_shows_the_call_escaped_and_the_conversation():
     page = signed_in(reviewer("ada")).get(f"/console/approvals/{run.approvals.get().pk}/")
     assert page.status_code == 200
     assert "Posts a message to the public status page." in page.text
-    assert "external-side-effect external:status-page" in page.text
+    assert "acts outside Kindgi, on external:status-page (an external side effect)" in page.text
     assert "<strong>no: it changes things</strong>" in page.text
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; is back" in page.text
     assert "<script>alert" not in page.text
@@ -130,7 +134,7 @@ def test_approve_then_the_run_page_shows_it_completed():
     assert response["Location"] == f"/console/runs/{run.pk}/"
     page = client.get(response["Location"])
     assert 'id="run-status">completed<' in page.text
-    assert "&#x27;posted&#x27;: True" in page.text
+    assert "&quot;posted&quot;: true" in page.text  # JSON, not Python's repr
     assert "approved by Ada" in page.text  # the wait on the timeline says who decided
     assert len(STATUS_PAGE.posts) == 1
 
@@ -152,14 +156,17 @@ def test_edited_arguments_are_checked_and_errors_sit_beside_the_field():
     run = waiting()
     client = signed_in(reviewer("ada"))
     url = f"/console/approvals/{run.approvals.get().pk}/"
-    refused = client.post(url, {"decision": "approve", "edit": "on", "arg-message": ""})
+    refused = client.post(url, {"decision": "approve", "arguments-shown": "yes", "arg-message": ""})
     assert refused.status_code == 400
     assert 'id="id_arg-message-error">Field required</p>' in refused.text
-    refused = client.post(url, {"decision": "approve", "edit": "on", "arg-message": "x" * 501})
+    refused = client.post(url, {"decision": "approve", "arguments-shown": "yes", "arg-message": "x" * 501})
     assert 'id="id_arg-message-error">String should have at most 500 characters</p>' in refused.text
     assert not Decision.objects.exists()
     assert (
-        client.post(url, {"decision": "approve", "edit": "on", "arg-message": "Edited."}).status_code == 302
+        client.post(
+            url, {"decision": "approve", "arguments-shown": "yes", "arg-message": "Edited."}
+        ).status_code
+        == 302
     )
     assert [post.message for post in STATUS_PAGE.posts] == ["Edited."]
 
@@ -168,7 +175,14 @@ def test_bulk_decisions_are_each_their_own_record():
     runs = [waiting(f"update {index}") for index in range(3)]
     client = signed_in(reviewer("ada"))
     ids = [str(run.approvals.get().pk) for run in runs[:2]]
-    response = client.post("/console/approvals/bulk/", {"approval": ids, "decision": "approve"}, follow=True)
+    confirm = client.post("/console/approvals/bulk/", {"approval": ids, "decision": "approve"})
+    assert "Approve these 2 calls?" in confirm.text  # nothing decided yet: the calls are listed first
+    assert all(f'name="approval" value="{i}"' in confirm.text for i in ids)
+    assert "update 0" in confirm.text
+    assert "update 1" in confirm.text
+    assert Decision.objects.count() == 0
+    body = {"approval": ids, "decision": "approve", "confirmed": "yes"}
+    response = client.post("/console/approvals/bulk/", body, follow=True)
     assert "Approved 2 approval(s)." in response.text
     assert Decision.objects.count() == 2
     assert Approval.objects.filter(status="pending").count() == 1
@@ -177,7 +191,10 @@ def test_bulk_decisions_are_each_their_own_record():
         {"approval": [str(runs[2].approvals.get().pk)], "decision": "reject"},
         follow=True,
     )
-    assert "a rejection needs a rationale" in refused.text
+    assert (
+        refused.text.count("A rejection needs a rationale: nothing was rejected.") == 1
+    )  # once, not per row
+    assert Approval.objects.filter(status="pending").count() == 1
 
 
 def test_runs_list_run_page_live_part_and_cancel():

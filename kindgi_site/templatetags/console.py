@@ -1,0 +1,118 @@
+"""How the console shows what reviewers judge: JSON as JSON, effects in plain words, edits as diffs.
+
+Everything shown is escaped (``format_html`` and ``escape``); a value too large to show whole is
+cut at ``SHOWN_CHARACTERS`` and says how much is left out, so a huge input never makes a huge page.
+"""
+
+import json
+from typing import Any
+
+from django import template
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from kindgi.effects import effect_sentence
+
+register = template.Library()
+
+SHOWN_CHARACTERS = 20_000
+FOLDED_LINES = 30
+SUMMARY_CHARACTERS = 160
+SHORT_STRING = 40
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@register.simple_tag
+def json_block(value: Any, element_id: str = "", css: str = "") -> SafeString:
+    """JSON, pretty, in a <pre>; folded in a <details> past ``FOLDED_LINES``; cut past
+    ``SHOWN_CHARACTERS``, saying how much is not shown."""
+    text = pretty(value)
+    shown, cut = text[:SHOWN_CHARACTERS], len(text) - SHOWN_CHARACTERS
+    attributes = format_html(' id="{}"', element_id) if element_id else ""
+    classes = f"json {css}".strip()
+    block = format_html('<pre class="{}"{}>{}</pre>', classes, attributes, shown)
+    if cut > 0:
+        block += format_html(
+            '<p class="muted cut">{} more characters not shown ({} KB in all).</p>',
+            f"{cut:,}",
+            len(text) // 1024,
+        )
+    lines = text.count("\n") + 1
+    if lines > FOLDED_LINES:
+        return format_html(
+            '<details class="json-fold"><summary>{} lines of JSON</summary>{}</details>', lines, block
+        )
+    return block
+
+
+def _shortened(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > SHORT_STRING:
+        return value[: SHORT_STRING - 1] + "…"
+    if isinstance(value, dict):
+        return {key: _shortened(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shortened(item) for item in value[:5]] + (["…"] if len(value) > 5 else [])
+    return value
+
+
+@register.filter
+def json_summary(value: Any) -> str:
+    """Compact JSON on one line, long strings and lists shortened: what a queue row can hold."""
+    text = json.dumps(_shortened(value), ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= SUMMARY_CHARACTERS else text[: SUMMARY_CHARACTERS - 1] + "…"
+
+
+@register.filter
+def json_compact(value: Any) -> str:
+    """The whole value as compact JSON (for a title, an expanded row), cut at ``SHOWN_CHARACTERS``."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text[:SHOWN_CHARACTERS]
+
+
+@register.filter
+def effect_words(effects) -> list[str]:
+    """Stored effects (``{kind, resource}``) in plain words."""
+    return [effect_sentence(effect["kind"], effect["resource"]) for effect in effects or ()]
+
+
+@register.simple_tag
+def arguments_diff(before: Any, after: Any) -> SafeString:
+    """What an edit changed, field by field: removed, added, changed (old → new)."""
+    before = before if isinstance(before, dict) else {}
+    after = after if isinstance(after, dict) else {}
+    rows = []
+    for key in [*before, *(k for k in after if k not in before)]:
+        old, new = before.get(key, _MISSING), after.get(key, _MISSING)
+        if old == new:
+            continue
+        shown_old = "" if old is _MISSING else json_compact(old)
+        shown_new = "" if new is _MISSING else json_compact(new)
+        change = "added" if old is _MISSING else "removed" if new is _MISSING else "changed"
+        rows.append(
+            format_html(
+                '<tr class="diff-{}"><th scope="row"><code>{}</code></th>'
+                "<td><del>{}</del></td><td><ins>{}</ins></td></tr>",
+                change,
+                key,
+                shown_old,
+                shown_new,
+            )
+        )
+    if not rows:
+        return mark_safe('<p class="muted">The arguments are unchanged.</p>')
+    head = (
+        '<table class="diff"><thead><tr><th>Field</th><th>Asked for</th><th>Approved</th></tr></thead><tbody>'
+    )
+    return mark_safe(head + "".join(rows) + "</tbody></table>")
+
+
+_MISSING = object()
+
+
+@register.filter
+def decision_word(decision: str) -> str:
+    """``approve`` → ``approved``, ``reject`` → ``rejected``."""
+    return {"approve": "approved", "reject": "rejected"}.get(decision, escape(decision))

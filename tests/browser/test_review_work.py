@@ -1,0 +1,101 @@
+"""A reviewer's work in Chromium: live updates that keep it, decisions that show who took them,
+a page that notices a decision taken elsewhere, and a console that fits a phone."""
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from approvals.models import Approval
+from tenants.tokens import do_create_token
+from tests.browser.test_console_in_a_browser import decide_by_api, sign_in, start_status_run
+from tests.factories import reviewer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_live_arrival_keeps_the_ticked_boxes_and_the_typed_rationale(server, page, screenshot):
+    ada = reviewer("ada")
+    for index in range(3):
+        start_status_run(server, ada, f"Update {index}")
+    sign_in(page, server, "ada")
+    boxes = page.locator("input[name=approval]")
+    expect(boxes).to_have_count(3)
+    for box in boxes.all():
+        box.check()
+    page.fill("input[name=rationale]", "Half typed")
+    page.wait_for_timeout(300)  # the queue's socket is open
+
+    start_status_run(server, ada, "A fourth arrives")
+    expect(page.locator("tr.approval-row")).to_have_count(4)
+    expect(page.locator("tr.approval-row").first).to_contain_text("A fourth arrives")  # newest first
+    checked = page.locator("input[name=approval]:checked")
+    expect(checked).to_have_count(3)
+    expect(page.locator("input[name=rationale]")).to_have_value("Half typed")
+    screenshot(page, "queue-live-kept")
+
+    # One decided elsewhere leaves; the others stay ticked.
+    decide_by_api(server, ada, Approval.objects.get(run__input__userMessage="Update 1").pk)
+    expect(page.locator("tr.approval-row")).to_have_count(3)
+    expect(page.locator("input[name=approval]:checked")).to_have_count(2)
+    expect(page.locator("input[name=rationale]")).to_have_value("Half typed")
+
+
+def test_a_decision_taken_elsewhere_appears_on_an_open_page_with_its_record(server, page, screenshot):
+    ada, bob = reviewer("ada"), reviewer("bob", role="senior")
+    run = start_status_run(server, ada, "Checkout is back to normal.")
+    approval = Approval.objects.get(run_id=run["id"])
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/approvals/{approval.pk}/")
+    expect(page.locator("#approve")).to_be_visible()
+    page.wait_for_timeout(300)
+
+    # Bob decides through the API, as his CLI would; Ada's page must notice.
+    token = do_create_token(user=bob)[1]
+    response = httpx.post(
+        f"{server.url}/api/v1/approvals/{approval.pk}/complete",
+        json={
+            "decision": "approve",
+            "rationale": "Checked with on-call",
+            "arguments": {"message": "All clear."},
+        },
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    # Without a reload: the offer is gone, and the record says who, how and why.
+    expect(page.locator("#approve")).to_have_count(0)
+    record = page.locator(".decision-record")
+    expect(record).to_contain_text("Bob (senior)")
+    expect(record).to_contain_text("Checked with on-call")
+    expect(page.locator("#approval-status")).to_have_text("approved")
+    expect(page.locator("table.diff del")).to_have_text('"Checkout is back to normal."')
+    expect(page.locator("table.diff ins")).to_have_text('"All clear."')
+    screenshot(page, "approval-decided")
+    page.reload()
+    expect(page.locator(".decision-record")).to_contain_text("Bob (senior)")
+
+
+def test_the_console_fits_a_phone(server, browser, screenshot):
+    ada = reviewer("ada")
+    start_status_run(server, ada, "A long message " * 8)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    sign_in(page, server, "ada")
+    expect(page.locator("tr.approval-row")).to_have_count(1)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the queue is {width}px wide on a 390px screen"
+    screenshot(page, "queue-phone")
+    context.close()
+
+
+def test_cancelling_a_run_asks_first_and_the_site_has_an_icon(server, page):
+    ada = reviewer("ada")
+    run = start_status_run(server, ada, "Maybe later.")
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/runs/{run['id']}/")
+    expect(page.locator("#confirm-cancel")).not_to_be_visible()
+    page.click("#cancel summary")
+    page.click("#confirm-cancel")
+    expect(page.locator("#run-status")).to_have_text("cancelled")
+    icon = httpx.get(f"{server.url}/favicon.ico", timeout=10)
+    assert (icon.status_code, icon.headers["content-type"]) == (200, "image/svg+xml")

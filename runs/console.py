@@ -7,12 +7,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from runs import timeline
 from runs.actions import do_cancel_run
 from runs.exceptions import RunStateError
-from runs.models import Run, RunStatus
+from runs.models import JournalEntry, Run, RunStatus
 from runs.selectors import run_list_for_tenant
 
 
@@ -43,15 +45,32 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 def _live_context(run: Run) -> dict:
     entries = list(run.journal.order_by("sequence"))
-    bars, height = timeline.build(entries)
+    children = list(run.children.order_by("created_at"))
     return {
         "run": run,
         "entries": entries,
-        "bars": bars,
-        "timeline_height": height,
-        "children": list(run.children.order_by("created_at")),
+        "timeline": timeline.build(
+            entries, now=timezone.now(), live=not run.is_finished, children=_child_timelines(children)
+        ),
+        "children": children,
         "pending": list(run.approvals.filter(status="pending")),
     }
+
+
+def _child_timelines(children: list[Run]) -> list[timeline.ChildRun]:
+    """The runs the run's steps started, each with its journal: one query for all of them."""
+    journals: dict = {child.pk: [] for child in children}
+    for entry in JournalEntry.objects.filter(run__in=children).order_by("run_id", "sequence"):
+        journals[entry.run_id].append(entry)
+    return [
+        timeline.ChildRun(
+            title=f"step {child.parent_node_id}: {child.agent_key or child.flow_key} ({child.status})",
+            href=reverse("console:run", args=[child.pk]),
+            entries=journals[child.pk],
+            live=not child.is_finished,
+        )
+        for child in children
+    ]
 
 
 @login_required

@@ -12,7 +12,8 @@ from runs.models import Run
 
 # For the console: have htmx fetch the run's live parts again (see templates/console/run.html).
 REFRESH_RUN = (
-    '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-target="#run-live"></div>'
+    '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-target="#run-live" '
+    'hx-swap="outerHTML"></div>'
 )
 
 

@@ -12,6 +12,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from kindgi.effects import effect_sentence
+from runs import timeline
 
 register = template.Library()
 
@@ -116,3 +117,9 @@ _MISSING = object()
 def decision_word(decision: str) -> str:
     """``approve`` → ``approved``, ``reject`` → ``rejected``."""
     return {"approve": "approved", "reject": "rejected"}.get(decision, escape(decision))
+
+
+@register.filter
+def duration_words(seconds: float) -> str:
+    """``90.0`` → ``1.5 min``: a span of time as the timeline's axis writes it."""
+    return timeline.format_duration(seconds)

@@ -1,6 +1,8 @@
 """A reviewer's work in Chromium: live updates that keep it, decisions that show who took them,
 a page that notices a decision taken elsewhere, and a console that fits a phone."""
 
+import itertools
+
 import httpx
 import pytest
 from playwright.sync_api import expect
@@ -99,3 +101,56 @@ def test_cancelling_a_run_asks_first_and_the_site_has_an_icon(server, page):
     expect(page.locator("#run-status")).to_have_text("cancelled")
     icon = httpx.get(f"{server.url}/favicon.ico", timeout=10)
     assert (icon.status_code, icon.headers["content-type"]) == (200, "image/svg+xml")
+
+
+# Every drawn box of the timeline, as Chromium laid it out, in the SVG's own units.
+TIMELINE_BOXES = """() => {
+  const svg = document.querySelector("svg.timeline");
+  const box = (element) => { const b = element.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+  return {
+    left: Number(svg.dataset.plotLeft), right: Number(svg.dataset.plotRight),
+    width: svg.viewBox.baseVal.width, height: svg.viewBox.baseVal.height,
+    texts: [...svg.querySelectorAll("text")].map((t) => ({text: t.textContent, box: box(t)})),
+    bars: [...svg.querySelectorAll(".tl-bar rect")].map(box),
+  };
+}"""
+
+
+def test_the_timeline_of_a_flow_has_an_axis_its_step_run_nested_and_no_label_over_another(
+    server, page, screenshot
+):
+    ada = reviewer("ada")
+    token = do_create_token(user=ada)[1]
+    response = httpx.post(
+        f"{server.url}/api/v1/runs",
+        json={"flowId": "acme-ops.status-flow", "input": {"userMessage": "Checkout is back to normal."}},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 201, response.text
+    flow = response.json()
+    sign_in(page, server, "ada")
+    page.goto(f"{server.url}/console/runs/{flow['id']}/")
+    timeline = page.locator("svg.timeline")
+    # Suspended: the wait runs to now, and the caption says the drawing is still going.
+    expect(timeline).to_contain_text("waiting for step respond")
+    expect(page.locator(".timeline-caption")).to_contain_text("so far")
+    decide_by_api(server, ada, Approval.objects.get(run__parent_id=flow["id"]).pk)
+    expect(page.locator("#run-status")).to_have_text("completed")
+    expect(timeline).to_contain_text("waited for step respond: completed")
+    expect(timeline).to_contain_text("step respond: acme-ops.status-agent (completed)")
+    expect(timeline).to_contain_text("approved by Ada")
+    expect(timeline).to_contain_text("acme-ops.post-update")
+    screenshot(page, "timeline")
+
+    drawn = page.evaluate(TIMELINE_BOXES)
+    assert [t["text"] for t in drawn["texts"]][:1] == ["0"]  # the axis starts at 0
+    for left, top, right, bottom in drawn["bars"]:
+        assert drawn["left"] - 0.5 <= left <= right <= drawn["right"] + 0.5
+        assert 0 <= top <= bottom <= drawn["height"]
+    for text in drawn["texts"]:
+        left, top, right, bottom = text["box"]
+        assert 0 <= left <= right <= drawn["width"], text
+    for first, second in itertools.combinations(drawn["texts"], 2):
+        a, b = first["box"], second["box"]
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (first, second)

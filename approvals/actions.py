@@ -22,6 +22,7 @@ from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, D
 from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
+from core.errors import DomainError
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
@@ -130,6 +131,29 @@ def check_complete_approval(
         rationale=scrub_secrets(rationale.strip()),
         arguments=scrub_secrets(arguments),
     )
+
+
+def decide_each(
+    *, acting_user, decisions: Iterable[Mapping[str, Any]]
+) -> list[tuple[Any, Completion | DomainError]]:
+    """Decide several approvals, each on its own through ``check_complete_approval`` (its own
+    transaction, decision rights and audit record): one refused leaves the others decided.
+    Each item is ``{approvalId, decision, rationale?, arguments?}``; the answer pairs each id with
+    its completion or the error that refused it."""
+    results: list[tuple[Any, Completion | DomainError]] = []
+    for item in decisions:
+        fields = dict(item)
+        approval_id = fields.pop("approvalId")
+        try:
+            results.append(
+                (
+                    approval_id,
+                    check_complete_approval(approval_id=approval_id, acting_user=acting_user, **fields),
+                )
+            )
+        except DomainError as error:
+            results.append((approval_id, error))
+    return results
 
 
 def _approval_id(value: Any) -> UUID:

@@ -1,15 +1,33 @@
-"""Reviewers are managed here; approvals and decisions are shown, never edited."""
+"""Reviewers are managed here; approvals are shown and decided (never edited); decisions are shown."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db.models import JSONField, OuterRef, Subquery
+from django.db.models.fields.json import KeyTextTransform
+from django.template.response import TemplateResponse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.utils.text import Truncator
 
-from approvals.actions import check_save_rule
-from approvals.models import Approval, ApprovalRule, Decision, Reviewer, Webhook, WebhookDelivery
+from approvals.actions import check_save_rule, decide_each
+from approvals.models import (
+    Approval,
+    ApprovalRule,
+    Decision,
+    DecisionKind,
+    Reviewer,
+    Webhook,
+    WebhookDelivery,
+)
 from approvals.roles import reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from core.admin import ReadOnlyAdminMixin, pretty_json
+from core.display import effect_words, json_summary
+from core.errors import DomainError
 from kindgi.effects import EffectKind
 from tenants.models import Tenant
+from tools.models import Tool
 
 
 class ReviewerForm(forms.ModelForm):
@@ -39,12 +57,35 @@ class ReviewerAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user"]
 
 
+class DecideForm(forms.Form):
+    rationale = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        required=False,
+        help_text="Recorded with each decision. A rejection needs one.",
+    )
+
+
 @admin.register(Approval)
 class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["title", "tenant", "agent_key", "status", "required_role", "created_at", "decided_at"]
+    """A review console too: each row says what the call does and why it waits, and the approve
+    and reject actions decide through ``decide_each``, the same door and decision rights as the
+    console, the API and the CLI. A staff user who is no reviewer, or whose role is too low, is
+    refused here exactly as there. Staff see their own tenant's approvals; superusers every one."""
+
+    list_display = [
+        "the_call",
+        "touches",
+        "for_whom",
+        "why_it_waits",
+        "status",
+        "required_role",
+        "tenant",
+        "created_at",
+    ]
     list_filter = ["status", "tenant", "required_role", "tool_key"]
     list_select_related = ["tenant"]
     search_fields = ["id", "tool_key", "agent_key"]
+    actions = ["approve_selected", "reject_selected"]
     fields = [
         "id",
         "tenant",
@@ -64,6 +105,47 @@ class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     ]
     readonly_fields = fields
 
+    def get_list_display(self, request):
+        """Staff see one tenant's approvals: no need to say whose each is."""
+        columns = super().get_list_display(request)
+        return columns if request.user.is_superuser else [c for c in columns if c != "tenant"]
+
+    def get_queryset(self, request):
+        tool_effects = Tool.objects.filter(key=OuterRef("tool_key"), version=OuterRef("tool_version"))
+        approvals = (
+            super()
+            .get_queryset(request)
+            .annotate(
+                first_message=KeyTextTransform("userMessage", "run__input"),
+                tool_effects=Subquery(tool_effects.values("effects")[:1], output_field=JSONField()),
+            )
+        )
+        if request.user.is_superuser:
+            return approvals
+        membership = getattr(request.user, "membership", None)
+        return approvals.filter(tenant=membership.tenant) if membership else approvals.none()
+
+    @admin.display(description="the call", ordering="tool_key")
+    def the_call(self, obj: Approval) -> str:
+        return format_html("<code>{}</code><br><code>{}</code>", obj.tool_key, json_summary(obj.arguments))
+
+    @admin.display(description="what it touches")
+    def touches(self, obj: Approval) -> str:
+        words = effect_words(getattr(obj, "tool_effects", None) or ())
+        return format_html_join(mark_safe("<br>"), "{}", ((sentence,) for sentence in words)) or "-"
+
+    @admin.display(description="for")
+    def for_whom(self, obj: Approval) -> str:
+        who = obj.agent_key or f"flow {obj.flow_key}, step {obj.node_id}"
+        asked = getattr(obj, "first_message", None)
+        if not asked:
+            return who
+        return format_html("{}<br>“{}”", who, Truncator(asked).chars(80))
+
+    @admin.display(description="why it waits")
+    def why_it_waits(self, obj: Approval) -> str:
+        return (obj.gate or {}).get("reason", "")
+
     @admin.display(description="arguments")
     def arguments_pretty(self, obj: Approval) -> str:
         return pretty_json(obj.arguments)
@@ -71,6 +153,47 @@ class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="gate")
     def gate_pretty(self, obj: Approval) -> str:
         return pretty_json(obj.gate)
+
+    @admin.action(description="Approve selected approvals…")
+    def approve_selected(self, request, queryset):
+        return self._decide(request, queryset, DecisionKind.APPROVE)
+
+    @admin.action(description="Reject selected approvals…")
+    def reject_selected(self, request, queryset):
+        return self._decide(request, queryset, DecisionKind.REJECT)
+
+    def _decide(self, request, queryset, decision: str):
+        """First a page that lists exactly the calls to decide, with their arguments, and asks for
+        a rationale; on its submission, each is decided on its own."""
+        chosen = list(queryset.order_by("-created_at"))
+        form = DecideForm(request.POST if "decide" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            outcomes = decide_each(
+                acting_user=request.user,
+                decisions=[
+                    {"approvalId": a.pk, "decision": decision, "rationale": form.cleaned_data["rationale"]}
+                    for a in chosen
+                ],
+            )
+            refused = [(pk, outcome) for pk, outcome in outcomes if isinstance(outcome, DomainError)]
+            if decided := len(outcomes) - len(refused):
+                word = "Approved" if decision == DecisionKind.APPROVE else "Rejected"
+                self.message_user(request, f"{word} {decided} approval(s).", messages.SUCCESS)
+            for pk, error in refused:
+                self.message_user(request, f"{pk}: {error}", messages.ERROR)
+            return None  # back to the list
+        verb = "Approve" if decision == DecisionKind.APPROVE else "Reject"
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{verb} {len(chosen)} approval(s)?",
+            "opts": self.model._meta,
+            "decision": decision,
+            "action": f"{decision}_selected",
+            "chosen": [(a, json_summary(a.arguments)) for a in chosen],
+            "form": form,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/approvals/approval/decide.html", context)
 
 
 @admin.register(Decision)

@@ -12,12 +12,12 @@ from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_identity, wa
 # For the console's approval page: fetch its decision panel again (decided elsewhere, expired).
 REFRESH_APPROVAL = (
     '<div id="approval-refresh" hx-swap-oob="true" hx-get="/console/approvals/{id}/panel/" '
-    'hx-trigger="load" hx-target="#decision-panel" hx-swap="outerHTML"></div>'
+    'hx-trigger="load" hx-sync="#live:replace" hx-target="#decision-panel" hx-swap="outerHTML"></div>'
 )
 # For the console: have htmx fetch the queue again, with the filters on the page.
 REFRESH_QUEUE = (
     '<div id="queue-refresh" hx-swap-oob="true" hx-get="/console/queue/" hx-include="#queue-filters" '
-    'hx-trigger="load" hx-target="#approval-list"></div>'
+    'hx-trigger="load" hx-sync="#live:replace" hx-target="#approval-list"></div>'
 )
 
 

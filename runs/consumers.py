@@ -10,10 +10,11 @@ from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_i
 from runs.events import entry_event, run_group
 from runs.models import Run
 
-# For the console: have htmx fetch the run's live parts again (see templates/console/run.html).
+# For the console: have htmx fetch the run's live parts again (see templates/console/run.html);
+# a newer refresh replaces one still under way, so a slow, older answer never lands last.
 REFRESH_RUN = (
-    '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-target="#run-live" '
-    'hx-swap="outerHTML"></div>'
+    '<div id="run-refresh" hx-swap-oob="true" hx-get="{url}" hx-trigger="load" hx-sync="#live:replace" '
+    'hx-target="#run-live" hx-swap="outerHTML"></div>'
 )
 
 

@@ -3,7 +3,7 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals.actions import check_complete_approval, check_register_reviewer, check_save_rule
+from approvals.actions import check_complete_approval, check_register_reviewer, check_save_rule, decide_each
 from approvals.api.serializers import (
     ApprovalRuleSerializer,
     ApprovalSerializer,
@@ -79,21 +79,18 @@ class ApprovalDecisionsApi(APIView):
         data = DecisionsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         results = []
-        for item in data.validated_data["decisions"]:
-            approval_id = item.pop("approvalId")
-            try:
-                completion = check_complete_approval(
-                    approval_id=approval_id, acting_user=request.user, **item
-                )
-            except DomainError as error:
-                http_status, body = domain_error(error)
+        for approval_id, outcome in decide_each(
+            acting_user=request.user, decisions=data.validated_data["decisions"]
+        ):
+            if isinstance(outcome, DomainError):
+                http_status, body = domain_error(outcome)
                 results.append(
                     {"approvalId": approval_id, "status": "refused", "httpStatus": http_status, **body}
                 )
-                continue
-            results.append(
-                {"approvalId": approval_id, "status": "decided", "httpStatus": 200, "completion": completion}
-            )
+            else:
+                results.append(
+                    {"approvalId": approval_id, "status": "decided", "httpStatus": 200, "completion": outcome}
+                )
         return Response(DecisionResultsSerializer({"results": results}).data)
 
 

@@ -12,12 +12,13 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals.actions import check_complete_approval
+from approvals.actions import check_complete_approval, decide_each
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError
 from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from core.errors import DomainError
 from tools.models import Tool
 from tools.registry import get_registry
 
@@ -212,15 +213,12 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         )
         context = {"decision": decision, "rationale": rationale, "chosen": chosen, "reviewer": reviewer}
         return render(request, "console/bulk_confirm.html", context)
-    done, failed = 0, []
-    for approval_id in ids:
-        try:
-            check_complete_approval(
-                approval_id=approval_id, acting_user=request.user, decision=decision, rationale=rationale
-            )
-            done += 1
-        except ApprovalError as error:
-            failed.append(str(error))
+    outcomes = decide_each(
+        acting_user=request.user,
+        decisions=[{"approvalId": pk, "decision": decision, "rationale": rationale} for pk in ids],
+    )
+    failed = [str(outcome) for _, outcome in outcomes if isinstance(outcome, DomainError)]
+    done = len(outcomes) - len(failed)
     if done:
         messages.success(request, f"{DECIDED_WORDS[decision]} {done} approval(s).")
     for reason in failed:

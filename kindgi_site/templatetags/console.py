@@ -11,15 +11,13 @@ from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from kindgi.effects import effect_sentence
+from core import display
 from runs import timeline
 
 register = template.Library()
 
-SHOWN_CHARACTERS = 20_000
+SHOWN_CHARACTERS = display.SHOWN_CHARACTERS
 FOLDED_LINES = 30
-SUMMARY_CHARACTERS = 160
-SHORT_STRING = 40
 
 
 def pretty(value: Any) -> str:
@@ -49,34 +47,9 @@ def json_block(value: Any, element_id: str = "", css: str = "") -> SafeString:
     return block
 
 
-def _shortened(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > SHORT_STRING:
-        return value[: SHORT_STRING - 1] + "…"
-    if isinstance(value, dict):
-        return {key: _shortened(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_shortened(item) for item in value[:5]] + (["…"] if len(value) > 5 else [])
-    return value
-
-
-@register.filter
-def json_summary(value: Any) -> str:
-    """Compact JSON on one line, long strings and lists shortened: what a queue row can hold."""
-    text = json.dumps(_shortened(value), ensure_ascii=False, separators=(", ", ": "), default=str)
-    return text if len(text) <= SUMMARY_CHARACTERS else text[: SUMMARY_CHARACTERS - 1] + "…"
-
-
-@register.filter
-def json_compact(value: Any) -> str:
-    """The whole value as compact JSON (for a title, an expanded row), cut at ``SHOWN_CHARACTERS``."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text[:SHOWN_CHARACTERS]
-
-
-@register.filter
-def effect_words(effects) -> list[str]:
-    """Stored effects (``{kind, resource}``) in plain words."""
-    return [effect_sentence(effect["kind"], effect["resource"]) for effect in effects or ()]
+register.filter("json_summary", display.json_summary)
+register.filter("json_compact", display.json_compact)
+register.filter("effect_words", display.effect_words)
 
 
 @register.simple_tag
@@ -89,8 +62,8 @@ def arguments_diff(before: Any, after: Any) -> SafeString:
         old, new = before.get(key, _MISSING), after.get(key, _MISSING)
         if old == new:
             continue
-        shown_old = "" if old is _MISSING else json_compact(old)
-        shown_new = "" if new is _MISSING else json_compact(new)
+        shown_old = "" if old is _MISSING else display.json_compact(old)
+        shown_new = "" if new is _MISSING else display.json_compact(new)
         change = "added" if old is _MISSING else "removed" if new is _MISSING else "changed"
         rows.append(
             format_html(

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from approvals.models import Approval
 from tenants.tokens import do_create_token
-from tests.browser.test_console_in_a_browser import decide_by_api, sign_in, start_status_run
+from tests.browser.test_console_in_a_browser import PASSWORD, decide_by_api, sign_in, start_status_run
 from tests.factories import reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -154,3 +154,30 @@ def test_the_timeline_of_a_flow_has_an_axis_its_step_run_nested_and_no_label_ove
     for first, second in itertools.combinations(drawn["texts"], 2):
         a, b = first["box"], second["box"]
         assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (first, second)
+
+
+def test_the_admin_approves_with_a_confirmation_through_the_same_door(server, page, screenshot):
+    from tests.approvals.test_admin import staff
+
+    ada = staff(reviewer("ada"))
+    for index in range(2):
+        start_status_run(server, ada, f"Admin update {index}")
+    page.goto(f"{server.url}/admin/login/?next=/admin/approvals/approval/")
+    page.fill("input[name=username]", "ada")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    rows = page.locator("#result_list tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text("acts outside Kindgi, on external:status-page")
+    expect(rows.first).to_contain_text('{"message": "Admin update 1"}')
+    screenshot(page, "admin-approvals")
+    page.locator("#action-toggle").check()
+    page.select_option("select[name=action]", "approve_selected")
+    page.click("button[name=index]")
+    expect(page.locator("#decide-list tbody tr")).to_have_count(2)
+    expect(page.locator("#decide-list")).to_contain_text('{"message": "Admin update 0"}')
+    page.fill("textarea[name=rationale]", "Both checked")
+    screenshot(page, "admin-approve-confirm")
+    page.click("input[type=submit][value='Approve 2']")
+    expect(page.locator(".messagelist")).to_contain_text("Approved 2 approval(s).")
+    assert set(Approval.objects.values_list("status", flat=True)) == {"approved"}

@@ -17,6 +17,7 @@ urlpatterns = [
     path("approvals/<anyuuid:approval_id>/", approvals.approval_page, name="approval"),
     path("approvals/<anyuuid:approval_id>/panel/", approvals.approval_panel, name="approval-panel"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
+    path("insight/", approvals.insight, name="insight"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),
     path("runs/<anyuuid:run_id>/live/", runs.run_live, name="run-live"),

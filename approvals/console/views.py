@@ -13,8 +13,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.actions import check_complete_approval, decide_each
+from approvals.console import charts
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError
+from approvals.insight import WINDOWS, decision_insight
 from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
@@ -224,3 +226,28 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     for reason in failed:
         messages.error(request, reason)
     return redirect("console:queue")
+
+
+@login_required
+def insight(request: HttpRequest) -> HttpResponse:
+    """How the tenant's people decide, for its reviewers: numbers and one chart, no reading."""
+    membership, reviewer = _context(request)
+    if (refusal := _not_ready(request, membership, reviewer)) is not None:
+        return refusal
+    days = request.GET.get("days", "30")
+    if days not in WINDOWS:
+        days = "30"
+    found = decision_insight(membership.tenant, days=WINDOWS[days], now=timezone.now())
+    context = {
+        "insight": found,
+        "columns": charts.columns(found.buckets),
+        "chart": {
+            "width": charts.CHART_WIDTH,
+            "height": charts.CHART_HEIGHT,
+            "base": charts.CHART_HEIGHT - charts.LABEL_ROOM,
+        },
+        "days": days,
+        "windows": list(WINDOWS),
+        "reviewer": reviewer,
+    }
+    return render(request, "console/insight.html", context)

@@ -96,3 +96,14 @@ def decision_word(decision: str) -> str:
 def duration_words(seconds: float) -> str:
     """``90.0`` → ``1.5 min``: a span of time as the timeline's axis writes it."""
     return timeline.format_duration(seconds)
+
+
+@register.filter
+def took_words(span) -> str:
+    """A timedelta as the timeline writes durations; none, a dash."""
+    return "—" if span is None else timeline.format_duration(span.total_seconds())
+
+
+@register.filter
+def percent(fraction: float | None) -> str:
+    return "—" if fraction is None else f"{fraction:.0%}"

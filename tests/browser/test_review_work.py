@@ -181,3 +181,29 @@ def test_the_admin_approves_with_a_confirmation_through_the_same_door(server, pa
     page.click("input[type=submit][value='Approve 2']")
     expect(page.locator(".messagelist")).to_contain_text("Approved 2 approval(s).")
     assert set(Approval.objects.values_list("status", flat=True)) == {"approved"}
+
+
+def test_insight_shows_the_figures_and_the_distribution(server, page, screenshot):
+    from datetime import timedelta
+
+    from tests.console.test_insight import recorded
+
+    reviewer("ada")
+    recorded(8, took=timedelta(seconds=40))
+    recorded(3, took=timedelta(minutes=20), edited=True)
+    recorded(2, took=timedelta(hours=6), status="rejected", tool="acme-ops.delete", age=timedelta(hours=8))
+    sign_in(page, server, "ada")
+    page.get_by_role("link", name="Insight").click()
+    expect(page.locator("#median")).to_have_text("40 s")
+    expect(page.locator("#p90")).to_have_text("6 h")  # the 12th of 13
+    expect(page.locator("#reject-rate")).to_have_text("15%")
+    columns = page.locator("#distribution g.column")
+    expect(columns).to_have_count(7)
+    expect(columns.first.locator("text.count")).to_have_text("8")
+    screenshot(page, "insight")
+    # The tallest column fits the chart, and no bucket's words run into the next one's.
+    boxes = page.evaluate(
+        """() => [...document.querySelectorAll('#distribution text.bucket')].map((t) => {
+             const b = t.getBBox(); return [b.x, b.x + b.width]; })"""
+    )
+    assert all(right < next_left for (_, right), (next_left, _) in itertools.pairwise(boxes))

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
+from approvals.console import rules
 from approvals.console import views as approvals
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from runs import console as runs
@@ -18,6 +19,7 @@ urlpatterns = [
     path("approvals/<anyuuid:approval_id>/panel/", approvals.approval_panel, name="approval-panel"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
     path("insight/", approvals.insight, name="insight"),
+    path("rules/", rules.rules_page, name="rules"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),
     path("runs/<anyuuid:run_id>/live/", runs.run_live, name="run-live"),

@@ -24,9 +24,12 @@ from tools.registry import get_registry
 from tools.selectors import agent_admin_overrides
 
 
-def agent_gates(agent: AgentDefinition, tenant_id) -> AgentGates:
+def agent_gates(
+    agent: AgentDefinition, tenant_id, admin_overrides: dict[str, tuple[str, str]] | None = None
+) -> AgentGates:
     """The agent's overrides by tool id: the code's, replaced by an admin's where one set one for
-    the site or for ``tenant_id``'s runs (the tenant's own winning)."""
+    the site or for ``tenant_id``'s runs (the tenant's own winning). ``admin_overrides``: those,
+    when already read (``admin_overrides_of_agents``)."""
     names = agent.override_condition_names
     overrides = {
         tool_id: Override(
@@ -37,7 +40,9 @@ def agent_gates(agent: AgentDefinition, tenant_id) -> AgentGates:
         )
         for tool_id, gate in (agent.gate_overrides or {}).items()
     }
-    for tool_id, (gate, condition) in agent_admin_overrides(agent.id, agent.version, tenant_id).items():
+    if admin_overrides is None:
+        admin_overrides = agent_admin_overrides(agent.id, agent.version, tenant_id)
+    for tool_id, (gate, condition) in admin_overrides.items():
         overrides[tool_id] = Override(
             gate=gate,
             source="admin",

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.db.models import Q
+
 from runs.engine.state import RunState
 from runs.exceptions import RunNotFoundError
 from runs.models import JournalEntry, JournalKind, Run, RunStatus
@@ -64,3 +66,26 @@ def run_get_for_tenant(tenant, run_id) -> Run:
 
 def journal_after(run: Run, *, after: int, limit: int) -> list[JournalEntry]:
     return list(run.journal.filter(sequence__gt=after).order_by("sequence")[:limit])
+
+
+def gated_calls_of_tenant(tenant, *, since, limit: int) -> list[JournalEntry]:
+    """The latest ``limit`` calls of ``tenant``'s runs since ``since`` that went through the gate
+    and say what it decided: those that ran (``tool.called``) and those it refused or a person
+    rejected (``tool.refused`` with a gate), newest first, each with its run."""
+    return list(
+        JournalEntry.objects.filter(run__tenant=tenant, created_at__gte=since)
+        .filter(Q(kind=JournalKind.TOOL_CALLED) | Q(kind=JournalKind.TOOL_REFUSED, payload__has_key="gate"))
+        .select_related("run")
+        .only(
+            "run_id",
+            "kind",
+            "node_id",
+            "payload",
+            "created_at",
+            "run__agent_key",
+            "run__agent_version",
+            "run__flow_key",
+            "run__tenant_id",
+        )
+        .order_by("-created_at", "-sequence")[:limit]
+    )

@@ -37,3 +37,25 @@ def agent_admin_overrides(agent_id: str, version: str, tenant_id=None) -> dict[s
         tool_key: (gate, condition)
         for tool_key, gate, condition in rows.values_list("tool_key", "gate", "condition")
     }
+
+
+def admin_overrides_of_agents(
+    agent_versions, tenant_id=None
+) -> dict[tuple[str, str], dict[str, tuple[str, str]]]:
+    """``agent_admin_overrides`` for several agent versions at once, in one query: (agent id,
+    version) → tool id → (gate, condition)."""
+    keys = set(agent_versions)
+    found: dict[tuple[str, str], dict[str, tuple[str, str]]] = {key: {} for key in keys}
+    if not keys:
+        return found
+    wanted = Q()
+    for key, version in keys:
+        wanted |= Q(agent__key=key, agent__version=version)
+    rows = AgentGateOverride.objects.filter(wanted, Q(tenant__isnull=True) | Q(tenant_id=tenant_id)).order_by(
+        F("tenant_id").asc(nulls_first=True)
+    )
+    for key, version, tool_key, gate, condition in rows.values_list(
+        "agent__key", "agent__version", "tool_key", "gate", "condition"
+    ):
+        found[(key, version)][tool_key] = (gate, condition)
+    return found

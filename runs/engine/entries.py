@@ -30,7 +30,7 @@ PAYLOADS: dict[EntryKind, str] = {
     EntryKind.TOOL_CALLED: "{callId, toolId, toolVersion, arguments, gate, modelArguments?}",
     EntryKind.TOOL_COMPLETED: "{callId, toolId, result} (durationMs)",
     EntryKind.TOOL_FAILED: "{callId, toolId, result, traceback?} (durationMs)",
-    EntryKind.TOOL_REFUSED: "{callId, toolId, reason, result, gate?}",
+    EntryKind.TOOL_REFUSED: "{callId, toolId, reason, result, gate?, arguments? (with gate)}",
     EntryKind.GUARDRAIL_JUDGED: "{callId, guardrail, allowed, reason}",
     EntryKind.WAIT_SUSPENDED: "{waitpoint} (nodeId set)",
     EntryKind.WAIT_RESUMED: "{waitpoint, resolution} (nodeId set)",

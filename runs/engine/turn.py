@@ -294,7 +294,8 @@ def result_entry(call: ProposedCall, invocation: Invocation, *, for_a_model: boo
 def refusal_entry(refusal: Refused) -> Entry:
     call = refusal.call
     payload: dict[str, Any] = {"callId": call.call_id, "toolId": call.tool_id, "reason": refusal.reason}
-    if refusal.kind == EntryKind.TOOL_FAILED:
+    # A failed tool's, and a gated call's: what the rule simulator judges again later.
+    if refusal.kind == EntryKind.TOOL_FAILED or call.gate is not None:
         payload["arguments"] = call.arguments
     payload["result"] = refusal.result
     if call.gate is not None:

@@ -207,3 +207,34 @@ def test_insight_shows_the_figures_and_the_distribution(server, page, screenshot
              const b = t.getBBox(); return [b.x, b.x + b.width]; })"""
     )
     assert all(right < next_left for (_, right), (next_left, _) in itertools.pairwise(boxes))
+
+
+def test_a_tenant_admin_tries_a_rule_on_past_calls_then_saves_it(server, page, screenshot):
+    from approvals.models import ApprovalRule
+    from runs.actions import check_start_run
+    from tests.factories import default_tenant
+
+    tia = reviewer("tia")
+    tia.membership.is_tenant_admin = True
+    tia.membership.save()
+    for text in ("Called back", "Refund sent"):
+        check_start_run(
+            tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": text}
+        )
+    sign_in(page, server, "tia")
+    page.get_by_role("link", name="Rules").click()
+    page.fill("input[name=name]", "Refunds need a senior")
+    page.fill("input[name=tool_pattern]", "my-pack.add-order-note")
+    page.fill("input[name=condition]", '/text == "Refund sent"')
+    page.select_option("select[name=gate]", "always_ask")
+    page.select_option("select[name=required_role]", "senior")
+    page.click("#simulate")
+    expect(page.locator("#changed")).to_have_text("1 would go another way")
+    expect(page.locator("#changes")).to_contain_text('{"orderId": "ord_1001", "text": "Refund sent"}')
+    expect(page.locator("#changes")).not_to_contain_text("Called back")
+    screenshot(page, "rules-simulated")
+    assert not ApprovalRule.objects.exists()
+    page.click("#save")
+    expect(page.locator(".flash, .messages, [role=status]").first).to_contain_text("Saved the rule")
+    rule = ApprovalRule.objects.get()
+    assert (rule.condition, rule.required_role) == ('/text == "Refund sent"', "senior")

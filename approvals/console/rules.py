@@ -1,0 +1,119 @@
+"""The console's rules page: the tenant's rules, and a draft (new, or an edit of one) simulated
+against the recorded calls before a tenant admin saves it."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+
+from approvals.actions import check_save_rule
+from approvals.exceptions import ApprovalInputError
+from approvals.models import ApprovalRule, Reviewer
+from approvals.roles import reviewer_roles
+from approvals.rules import RULE_FIELDS, rule_errors
+from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
+from kindgi.effects import EffectKind
+
+WINDOWS = {"7": 7, "30": 30, "90": 90}
+NEW_RULE_ID = 2**62  # newer than any saved rule: ties of precedence go to the older
+
+
+class DraftForm(forms.Form):
+    """A rule's fields, checked by ``rule_errors`` as the admin and the API check them."""
+
+    rule = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    name = forms.CharField(max_length=200)
+    enabled = forms.BooleanField(required=False, initial=True)
+    tool_pattern = forms.CharField(max_length=200, required=False, initial="*", help_text="e.g. acme-ops.*")
+    agent_pattern = forms.CharField(max_length=200, required=False, initial="*")
+    effect_kind = forms.ChoiceField(required=False)
+    resource_pattern = forms.CharField(max_length=200, required=False)
+    condition = forms.CharField(max_length=500, required=False, help_text="e.g. /amountCents > 10000")
+    gate = forms.ChoiceField(choices=[(gate, gate) for gate in ApprovalRule.Gate.values])
+    required_role = forms.ChoiceField(required=False)
+    ttl_seconds = forms.IntegerField(required=False, min_value=1, label="Waits at most (seconds)")
+    reason = forms.CharField(max_length=500, required=False)
+    days = forms.ChoiceField(
+        choices=[(d, f"last {d} days") for d in WINDOWS], initial="30", label="Judge calls of the"
+    )
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tenant = tenant
+        self.fields["effect_kind"].choices = [("", "any")] + [(kind.value, kind.value) for kind in EffectKind]
+        self.fields["required_role"].choices = [("", "the lowest role")] + [(r, r) for r in reviewer_roles()]
+
+    def clean(self):
+        data = super().clean()
+        fields = {name: data.get(name) for name in RULE_FIELDS}
+        for field, message in rule_errors(fields, tenant=self.tenant).items():
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, message)
+        rule_id = data.get("rule")
+        if rule_id is not None and not ApprovalRule.objects.filter(pk=rule_id, tenant=self.tenant).exists():
+            self.add_error("rule", f"there is no rule {rule_id}")
+        return data
+
+    @property
+    def rule_fields(self) -> dict:
+        return {name: self.cleaned_data.get(name) for name in RULE_FIELDS}
+
+
+def _editing_initial(rule: ApprovalRule) -> dict:
+    return {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS}}
+
+
+@login_required
+def rules_page(request: HttpRequest) -> HttpResponse:
+    membership = getattr(request.user, "membership", None)
+    is_reviewer = membership is not None and Reviewer.objects.filter(user=request.user).exists()
+    if membership is None or not (is_reviewer or membership.is_tenant_admin):
+        return render(request, "console/not_a_reviewer.html", {"membership": membership}, status=403)
+    tenant = membership.tenant
+    rules = list(ApprovalRule.objects.filter(tenant=tenant).order_by("name", "pk"))
+    data = request.POST if request.method == "POST" else (request.GET if "name" in request.GET else None)
+    rule_id = (data or {}).get("rule") or request.GET.get("edit")
+    editing = next((rule for rule in rules if str(rule.pk) == str(rule_id)), None)
+    form = DraftForm(data, tenant=tenant, initial=_editing_initial(editing) if editing else None)
+    simulation = None
+    if form.is_bound and form.is_valid():
+        replacing = form.cleaned_data.get("rule")
+        if request.method == "POST":
+            return _save(request, form, tenant, replacing, membership)
+        draft = (
+            draft_rule(form.rule_fields, rule_id=replacing or NEW_RULE_ID)
+            if form.cleaned_data["enabled"]
+            else None
+        )
+        simulation = simulate(
+            tenant, draft, replacing=replacing, days=WINDOWS[form.cleaned_data["days"]], now=timezone.now()
+        )
+    context = {
+        "rules": rules,
+        "form": form,
+        "simulation": simulation,
+        "outcomes": list(OUTCOMES.values()),
+        "would": list(WOULD.values()),
+        "can_save": membership.is_tenant_admin,
+        "editing": editing
+        or next((r for r in rules if form.is_bound and str(r.pk) == str(form.data.get("rule"))), None),
+    }
+    return render(
+        request, "console/rules.html", context, status=400 if form.is_bound and form.errors else 200
+    )
+
+
+def _save(request, form: DraftForm, tenant, replacing, membership) -> HttpResponse:
+    if not membership.is_tenant_admin:
+        messages.error(request, "Only a tenant admin can save rules: nothing was saved.")
+        return redirect("console:rules")
+    rule = ApprovalRule.objects.filter(pk=replacing, tenant=tenant).first() if replacing else None
+    try:
+        saved = check_save_rule(tenant=tenant, fields=form.rule_fields, rule=rule)
+    except ApprovalInputError as error:
+        messages.error(request, str(error))
+        return redirect("console:rules")
+    messages.success(request, f'Saved the rule "{saved.name}".')
+    return redirect("console:rules")

@@ -1,0 +1,171 @@
+"""The rule simulator: what a draft rule (new, or an edit of one) would have done to the tenant's
+recorded calls, next to what their gate did, before the rule is saved.
+
+Each recorded call is judged again by ``runs.engine.policy.gate_of``, the gate step of the one
+call policy, with the tenant's rules as they would be with the draft in place; nothing else
+decides. Bounded: the latest ``LIMIT`` gated calls in the window, read in one query, and a fixed
+number of queries more (rules, admins' overrides), however many calls there are.
+
+What it cannot know is said, not guessed: a call whose tool or agent is no longer in the packs
+is counted as not judged; an ask-once gate counts the tool as approved earlier in the
+conversation when the call's recorded gate said so.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from approvals.rules import rules_of_tenant
+from kindgi.conditions import parse_condition
+from runs.calls import agent_gates
+from runs.engine.gates import Gate, GateDecision, Rule, RuleGate
+from runs.engine.policy import PolicyContext, ProposedCall, gate_of
+from runs.engine.state import RunFacts
+from runs.models import AGENT_TURN_FLOW_ID
+from runs.selectors import gated_calls_of_tenant
+from tools.registry import get_registry
+from tools.selectors import admin_overrides_of_agents
+
+LIMIT = 1000
+SHOWN_CHANGES = 100
+APPROVED_EARLIER = "approved earlier in this conversation"
+# What a gate did or would do, in the words the page uses.
+OUTCOMES = {Gate.RUN.value: "ran", Gate.ASK.value: "asked", Gate.REFUSE.value: "denied"}
+WOULD = {Gate.RUN.value: "would run", Gate.ASK.value: "would ask", Gate.REFUSE.value: "would deny"}
+
+
+@dataclass
+class JudgedCall:
+    run_id: Any
+    tool_id: str
+    agent_id: str
+    arguments: Any
+    at: datetime
+    happened: str  # ran | asked | denied
+    would: str  # ran | asked | denied | "" (could not be judged)
+    reason: str  # why, as the simulated gate says
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.would) and self.would != self.happened
+
+    @property
+    def would_words(self) -> str:
+        return dict(zip(OUTCOMES.values(), WOULD.values(), strict=True)).get(self.would, "")
+
+
+@dataclass
+class Simulation:
+    days: int
+    judged: int
+    not_judged: int
+    capped: bool  # more calls in the window than LIMIT: the latest LIMIT were judged
+    matrix: dict[tuple[str, str], int] = field(default_factory=dict)  # (happened, would) → count
+    changes: list[JudgedCall] = field(default_factory=list)
+    changed: int = 0
+
+    def count(self, happened: str, would: str) -> int:
+        return self.matrix.get((happened, would), 0)
+
+    @property
+    def rows(self) -> list[tuple[str, list[int], int]]:
+        """The matrix as table rows: what happened, the counts of what would, the row's total."""
+        outcomes = list(OUTCOMES.values())
+        return [
+            (
+                happened,
+                [self.count(happened, would) for would in outcomes],
+                sum(self.count(happened, w) for w in outcomes),
+            )
+            for happened in outcomes
+        ]
+
+
+def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int, ...] = ()) -> Rule:
+    """The engine's view of a rule that is not saved: ``fields`` as ``rule_errors`` accepted them."""
+    condition = fields.get("condition") or ""
+    return Rule(
+        id=rule_id,
+        name=fields.get("name") or "draft",
+        gate=RuleGate(fields["gate"]),
+        tool_pattern=fields.get("tool_pattern") or "*",
+        agent_pattern=fields.get("agent_pattern") or "*",
+        effect_kind=fields.get("effect_kind") or "",
+        resource_pattern=fields.get("resource_pattern") or "",
+        condition=parse_condition(condition) if condition else None,
+        required_role=fields.get("required_role") or "",
+        reason=fields.get("reason") or "",
+        ttl_seconds=fields.get("ttl_seconds"),
+        reviewer_ids=reviewer_ids,
+    )
+
+
+def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, now: datetime) -> Simulation:
+    """Judge the tenant's latest gated calls in the last ``days`` with ``draft`` among its rules,
+    in place of rule ``replacing`` or added. ``draft`` None: the rule disabled (or deleted)."""
+    rules = [rule for rule in rules_of_tenant(tenant.pk) if rule.id != replacing]
+    if draft is not None:
+        rules.append(draft)
+    entries = gated_calls_of_tenant(tenant, since=now - timedelta(days=days), limit=LIMIT + 1)
+    capped = len(entries) > LIMIT
+    entries = entries[:LIMIT]
+    registry = get_registry()
+    agents = {
+        (entry.run.agent_key, entry.run.agent_version)
+        for entry in entries
+        if entry.run.flow_key == AGENT_TURN_FLOW_ID
+    }
+    overrides = admin_overrides_of_agents(agents, tenant.pk)
+    gates_of_agent = {}
+    for key, version in agents:
+        agent = registry.agent(key, version)
+        gates_of_agent[(key, version)] = (
+            agent_gates(agent, tenant.pk, overrides[(key, version)]) if agent else None
+        )
+    simulation = Simulation(days=days, judged=0, not_judged=0, capped=capped)
+    matrix: Counter = Counter()
+    for entry in entries:
+        judged = _judge(entry, rules, registry, gates_of_agent)
+        if not judged.would:
+            simulation.not_judged += 1
+            continue
+        simulation.judged += 1
+        matrix[(judged.happened, judged.would)] += 1
+        if judged.changed:
+            simulation.changed += 1
+            if len(simulation.changes) < SHOWN_CHANGES:
+                simulation.changes.append(judged)
+    simulation.matrix = dict(matrix)
+    return simulation
+
+
+def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict) -> JudgedCall:
+    payload, run = entry.payload or {}, entry.run
+    recorded = payload.get("gate") or {}
+    is_agent = run.flow_key == AGENT_TURN_FLOW_ID
+    tool_id = payload.get("toolId", "")
+    arguments = payload.get("arguments")
+    judged = JudgedCall(
+        run_id=entry.run_id,
+        tool_id=tool_id,
+        agent_id=run.agent_key if is_agent else "",
+        arguments=arguments,
+        at=entry.created_at,
+        happened=OUTCOMES.get(recorded.get("gate", ""), "ran"),
+        would="",
+        reason="",
+    )
+    tool = registry.tool(tool_id, payload.get("toolVersion"))  # a refusal names no version: the latest
+    agent = gates_of_agent.get((run.agent_key, run.agent_version)) if is_agent else None
+    if tool is None or (is_agent and agent is None):
+        judged.reason = "its tool or agent is no longer in the packs"
+        return judged
+    ctx = PolicyContext(
+        run=RunFacts(id=str(run.pk)), tools={}, agent_id=judged.agent_id, agent_gates=agent, rules=rules
+    )
+    approved = {tool_id} if APPROVED_EARLIER in recorded.get("reason", "") else set()
+    call = ProposedCall(call_id=payload.get("callId", ""), tool_id=tool_id, arguments=arguments)
+    decision: GateDecision = gate_of(call, tool, ctx, approved)
+    judged.would, judged.reason = OUTCOMES[decision.gate.value], decision.reason
+    return judged

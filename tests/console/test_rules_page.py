@@ -1,0 +1,135 @@
+"""The console's rules page: the rules, a draft tried against recorded calls, and saving it."""
+
+import pytest
+from django.urls import reverse
+
+from approvals.models import ApprovalRule
+from runs.actions import check_start_run
+from runs.models import JournalEntry
+from tests.factories import default_tenant, member, other_tenant, reviewer
+
+pytestmark = pytest.mark.django_db
+DRAFT = {
+    "name": "ask for notes",
+    "enabled": "on",
+    "tool_pattern": "my-pack.add-order-note",
+    "agent_pattern": "*",
+    "gate": "always_ask",
+    "days": "30",
+}
+
+
+def recorded_notes(count: int, *, start: int = 0):
+    """``count`` calls of my-pack.add-order-note that ran with no gate asking, as a flow step."""
+    run = check_start_run(
+        tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "x"}
+    )
+    JournalEntry.objects.bulk_create(
+        JournalEntry(
+            run=run,
+            sequence=1000 + index,
+            kind="tool.called",
+            node_id="write",
+            payload={
+                "callId": f"c{start + index}",
+                "toolId": "my-pack.add-order-note",
+                "toolVersion": "0.1.0",
+                "arguments": {"orderId": "ord_1001", "text": f"note {start + index}"},
+                "gate": {"gate": "run", "reason": "no gate: a flow step that no rule matches"},
+            },
+        )
+        for index in range(count)
+    )
+
+
+def recorded_posts(count: int):
+    """``count`` calls of acme-ops.post-update by the status agent that its code's gate asked about."""
+    run = check_start_run(
+        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "x"}
+    )
+    JournalEntry.objects.bulk_create(
+        JournalEntry(
+            run=run,
+            sequence=1000 + index,
+            kind="tool.called",
+            payload={
+                "callId": f"p{index}",
+                "toolId": "acme-ops.post-update",
+                "toolVersion": "0.1.0",
+                "arguments": {"message": f"post {index}"},
+                "gate": {"gate": "ask", "reason": "override always_ask (agent code)"},
+            },
+        )
+        for index in range(count)
+    )
+
+
+def test_a_reviewer_tries_a_draft_and_sees_what_it_would_have_done_but_cannot_save(client):
+    client.force_login(reviewer("ada"))
+    recorded_notes(3)
+    page = client.get(reverse("console:rules"), DRAFT)
+    assert page.status_code == 200
+    assert '<strong id="changed">3 would go another way</strong>' in page.text
+    assert "note 2" in page.text  # the changed calls, with their arguments
+    assert "rule &quot;ask for notes&quot; (always_ask)" in page.text
+    assert 'id="save"' not in page.text
+    refused = client.post(reverse("console:rules"), DRAFT, follow=True)
+    assert "Only a tenant admin can save rules" in refused.text
+    assert not ApprovalRule.objects.exists()
+
+
+def test_a_tenant_admin_saves_the_draft_through_the_one_action_that_writes_rules(client):
+    client.force_login(member("tia", tenant_admin=True))
+    recorded_notes(1)
+    tried = client.get(reverse("console:rules"), DRAFT)
+    assert 'id="save"' in tried.text
+    saved = client.post(reverse("console:rules"), DRAFT, follow=True)
+    assert "Saved the rule &quot;ask for notes&quot;." in saved.text
+    rule = ApprovalRule.objects.get()
+    assert (rule.tenant, rule.gate, rule.tool_pattern, rule.enabled) == (
+        default_tenant(),
+        "always_ask",
+        DRAFT["tool_pattern"],
+        True,
+    )
+    # An edit of it: the form starts from the rule, and saving changes that rule, not a new one.
+    editing = client.get(reverse("console:rules"), {"edit": rule.pk})
+    assert f'name="rule" value="{rule.pk}"' in editing.text
+    client.post(reverse("console:rules"), DRAFT | {"rule": rule.pk, "gate": "deny", "enabled": ""})
+    rule.refresh_from_db()
+    assert (ApprovalRule.objects.count(), rule.gate, rule.enabled) == (1, "deny", False)
+
+
+def test_a_bad_draft_names_what_is_wrong_and_saves_nothing(client):
+    client.force_login(member("tia", tenant_admin=True))
+    bad = client.get(reverse("console:rules"), DRAFT | {"condition": "amount > 1", "gate": "maybe"})
+    assert bad.status_code == 400
+    assert "is not a condition" in bad.text
+    assert "Select a valid choice" in bad.text
+    posted = client.post(reverse("console:rules"), DRAFT | {"condition": "amount > 1"})
+    assert posted.status_code == 400
+    stranger = ApprovalRule.objects.create(tenant=other_tenant(), name="globex", gate="deny")
+    assert client.get(reverse("console:rules"), DRAFT | {"rule": stranger.pk}).status_code == 400
+    assert ApprovalRule.objects.count() == 1  # Globex's own, untouched
+    assert "globex" not in client.get(reverse("console:rules")).text
+
+
+def test_the_rules_page_is_for_reviewers_and_tenant_admins(client):
+    client.force_login(member("sid"))
+    assert client.get(reverse("console:rules")).status_code == 403
+
+
+@pytest.mark.parametrize("calls", [10, 1000])
+def test_the_simulator_keeps_its_queries_as_recorded_calls_grow(client, calls, django_assert_num_queries):
+    client.force_login(reviewer("ada"))
+    recorded_notes(calls // 2)
+    recorded_posts(calls - calls // 2)
+    with django_assert_num_queries(QUERIES):
+        page = client.get(reverse("console:rules"), DRAFT)
+    assert f"{calls} calls of the last 30 days judged again" in page.text
+    assert f'<strong id="changed">{calls // 2} would go another way</strong>' in page.text
+
+
+# Signing in (session, user, membership, is a reviewer, tenant); the rules listed; the rules for the
+# engine; the recorded calls; the admins' overrides of the agents among them.
+QUERIES = 9

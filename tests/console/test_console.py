@@ -86,6 +86,25 @@ def test_the_queue_costs_the_same_queries_for_many_approvals():
     assert queries() == few
 
 
+@pytest.mark.parametrize("rows", [10, 1000])
+def test_the_queue_page_keeps_its_queries_at_10_and_1000_waiting(rows, django_assert_num_queries):
+    from datetime import timedelta
+
+    from tests.console.test_insight import recorded
+
+    client = signed_in(reviewer("ada"))
+    recorded(rows, status="pending", age=timedelta(minutes=5))
+    with django_assert_num_queries(QUEUE_QUERIES):
+        page = client.get("/console/queue/")
+    # The seeding run waits too; past 50, a page of them.
+    assert page.text.count('class="approval-row') == min(rows + 1, 50)
+
+
+# Signing in (session, user, membership, reviewer, tenant); the page's approvals and their count;
+# their tools; the agent and tool filters.
+QUEUE_QUERIES = 10
+
+
 def test_filters():
     waiting()
     check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": "ord_1001"})

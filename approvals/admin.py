@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db.models import JSONField, OuterRef, Subquery
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Substr
 from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -116,7 +117,7 @@ class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                first_message=KeyTextTransform("userMessage", "run__input"),
+                first_message=Substr(KeyTextTransform("userMessage", "run__input"), 1, 2001),
                 tool_effects=Subquery(tool_effects.values("effects")[:1], output_field=JSONField()),
             )
         )

@@ -7,6 +7,7 @@ from typing import Any
 from kindgi.effects import effect_sentence
 
 SHOWN_CHARACTERS = 20_000
+TITLE_CHARACTERS = 2_000  # in a tooltip: enough to read, not a page's worth per row
 SUMMARY_CHARACTERS = 160
 SHORT_STRING = 40
 
@@ -28,9 +29,10 @@ def json_summary(value: Any) -> str:
 
 
 def json_compact(value: Any) -> str:
-    """The whole value as compact JSON (for a title, an expanded row), cut at ``SHOWN_CHARACTERS``."""
+    """The value as compact JSON on one line (for a tooltip, a diff's cell), cut at
+    ``TITLE_CHARACTERS``."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text[:SHOWN_CHARACTERS]
+    return text if len(text) <= TITLE_CHARACTERS else text[: TITLE_CHARACTERS - 1] + "…"
 
 
 def effect_words(effects) -> list[str]:

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Substr
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -58,7 +59,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     approvals = (
         approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING)
         .exclude(expires_at__lte=now)
-        .annotate(first_message=KeyTextTransform("userMessage", "run__input"))
+        .annotate(first_message=Substr(KeyTextTransform("userMessage", "run__input"), 1, 2001))
     )
     if filters["agent"]:
         approvals = approvals.filter(agent_key=filters["agent"])

@@ -47,6 +47,17 @@ def json_block(value: Any, element_id: str = "", css: str = "") -> SafeString:
     return block
 
 
+@register.simple_tag
+def text_block(text: Any) -> SafeString:
+    """A message's text in a <p>, cut past ``SHOWN_CHARACTERS``, saying how much is not shown."""
+    text = str(text)
+    cut = len(text) - SHOWN_CHARACTERS
+    block = format_html("<p>{}</p>", text[:SHOWN_CHARACTERS])
+    if cut > 0:
+        block += format_html('<p class="muted cut">{} more characters not shown.</p>', f"{cut:,}")
+    return block
+
+
 register.filter("json_summary", display.json_summary)
 register.filter("json_compact", display.json_compact)
 register.filter("effect_words", display.effect_words)

@@ -238,3 +238,35 @@ def test_a_tenant_admin_tries_a_rule_on_past_calls_then_saves_it(server, page, s
     expect(page.locator(".flash, .messages, [role=status]").first).to_contain_text("Saved the rule")
     rule = ApprovalRule.objects.get()
     assert (rule.condition, rule.required_role) == ('/text == "Refund sent"', "senior")
+
+
+def test_a_bulk_decision_through_the_api_refuses_one_and_the_queue_shows_the_others_gone(
+    server, page, screenshot
+):
+    ada = reviewer("ada")
+    for index in range(3):
+        start_status_run(server, ada, f"Bulk {index}")
+    sign_in(page, server, "ada")
+    rows = page.locator("tr.approval-row")
+    expect(rows).to_have_count(3)
+    page.wait_for_timeout(300)  # the queue's socket is open
+    ids = [str(a.pk) for a in Approval.objects.order_by("created_at")]
+    response = httpx.post(
+        f"{server.url}/api/v1/approvals/decisions",
+        json={
+            "decisions": [
+                {"approvalId": ids[0], "decision": "approve"},
+                {"approvalId": ids[1], "decision": "reject"},  # no rationale: refused, on its own
+                {"approvalId": ids[2], "decision": "reject", "rationale": "Not today"},
+            ]
+        },
+        headers={"Authorization": f"Bearer {do_create_token(user=ada)[1]}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    assert [r["status"] for r in results] == ["decided", "refused", "decided"]
+    assert results[1]["httpStatus"] == 400
+    expect(rows).to_have_count(1)  # live: the two decided left the queue
+    expect(rows.first).to_contain_text("Bulk 1")
+    screenshot(page, "queue-after-bulk-api")

@@ -283,3 +283,12 @@ def test_console_pages_take_ids_in_any_case():
     approval = run.approvals.get()
     assert client.get(f"/console/approvals/{str(approval.pk).upper()}/").status_code == 200
     assert client.get(f"/console/runs/{str(run.pk).upper()}/").status_code == 200
+
+
+def test_a_900_kib_input_makes_no_huge_page():
+    # The input, the conversation and the journal all hold it; the call itself fails validation.
+    huge = waiting("A long day. " * (900 * 1024 // 12))
+    page = signed_in(reviewer("ada")).get(f"/console/runs/{huge.pk}/")
+    assert page.status_code == 200
+    assert len(page.content) < 250_000, len(page.content)  # each block is cut, and says so
+    assert "more characters not shown" in page.text

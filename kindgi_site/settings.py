@@ -168,6 +168,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "runs.models.RunStatus",
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
+        # Two choice sets of fields named "gate": an admin's override of an agent's gate, and a
+        # tenant rule's.
+        "OverrideGateEnum": ["always_ask", "never_ask"],
+        "ApprovalRuleGateEnum": "approvals.models.ApprovalRule.Gate",
     },
 }
 

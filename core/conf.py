@@ -40,6 +40,11 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_WEBHOOK_TIMEOUT_SECONDS": 5,
     "KINDGI_WEBHOOK_MAX_ATTEMPTS": 6,
     "KINDGI_WEBHOOK_BACKOFF_SECONDS": 30,
+    # MCP servers for every tenant (a JSON list; tenants add their own in the admin), how long a
+    # call or a listing may take, and how often listings are refreshed.
+    "KINDGI_MCP_SERVERS": (),
+    "KINDGI_MCP_TIMEOUT_SECONDS": 30,
+    "KINDGI_MCP_REFRESH_SECONDS": 300,
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from kindgi.errors import DefinitionError
 from kindgi.guardrails import BeforeToolGuardrail, as_guardrail
 from kindgi.models import ScriptedModel
-from kindgi.naming import check_definition_id, check_semver
+from kindgi.naming import check_definition_id, check_name, check_semver
 from kindgi.tools import ToolDefinition
 
 USER_MESSAGE = "userMessage"
@@ -88,6 +88,8 @@ class AgentDefinition:
     parameters: tuple[AgentParameter, ...] = ()
     capabilities: tuple[Mapping[str, Any], ...] = ()
     parallel_tool_calls: bool = True
+    # MCP servers every tool of which the agent may call, those added later included.
+    mcp_servers: tuple[str, ...] = ()
     # None: the agent has no `hitl.tools`, so no tool gates of its own.
     gate_overrides: Mapping[str, GateOverride] | None = None
     # Overrides that apply only when a predicate on the call's arguments holds, by tool id.
@@ -160,8 +162,13 @@ def define_agent(
     model: str | ScriptedModel | None = None,
     parallel_tool_calls: bool = True,
     conversation_policy: Mapping[str, Any] | None = None,
+    mcp_servers: Iterable[str] = (),
 ) -> AgentDefinition:
     """Declare an agent.
+
+    ``tools`` may name an MCP server's tools by id (``"files.read-file"``), and ``mcp_servers``
+    whole servers (``["files"]``: each tool it lists, now or later); both are found at run time
+    among the servers the run's tenant may use.
 
     ``conversation_policy={"hitl": {"tools": {"overrides": {"acme-ops.post-update": "always_ask"}}}}``
     turns tool gates on; ``{"hitl": {"tools": {}}}`` turns them on with no overrides.
@@ -196,6 +203,14 @@ def define_agent(
         if ref.id in seen:
             raise DefinitionError(f"{what}: tools[{index}]: tool {ref.id!r} is listed twice")
         seen.add(ref.id)
+
+    if isinstance(mcp_servers, str):
+        raise DefinitionError(f"{what}: mcp_servers must be a list of server names, not a string")
+    server_names = tuple(mcp_servers)
+    for index, server in enumerate(server_names):
+        check_name(server, what=f"{what}: mcp_servers[{index}]")
+        if server in server_names[:index]:
+            raise DefinitionError(f"{what}: mcp_servers[{index}]: server {server!r} is listed twice")
 
     guardrail_list = tuple(
         as_guardrail(value, what=f"{what}: guardrails[{index}]") for index, value in enumerate(guardrails)
@@ -242,6 +257,7 @@ def define_agent(
         parameters=parameter_list,
         capabilities=capability_list,
         parallel_tool_calls=parallel_tool_calls,
+        mcp_servers=server_names,
         gate_overrides=gate_overrides,
         override_conditions=override_conditions,
     )

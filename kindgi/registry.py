@@ -94,10 +94,10 @@ def build_registry(packs: Iterable[Pack]) -> Registry:
 
     resolved_agents = {}
     for key, agent in agents.items():
-        resolved_agents[key] = _resolve_agent(agent, tools, errors)
+        resolved_agents[key] = _resolve_agent(agent, tools, pack_names, errors)
     resolved_flows = {}
     for key, flow in flows.items():
-        resolved_flows[key] = _resolve_flow(flow, tools, resolved_agents, errors)
+        resolved_flows[key] = _resolve_flow(flow, tools, resolved_agents, pack_names, errors)
 
     if errors:
         raise DefinitionErrors(errors)
@@ -122,10 +122,14 @@ def _resolve_version(
 
 
 def _resolve_agent(
-    agent: AgentDefinition, tools: Mapping[Key, ToolDefinition], errors: list[str]
+    agent: AgentDefinition, tools: Mapping[Key, ToolDefinition], pack_names: Iterable[str], errors: list[str]
 ) -> AgentDefinition:
     resolved: list[ToolRef] = []
     for index, ref in enumerate(agent.tools):
+        if pack_of(ref.id) not in pack_names:
+            # Not a pack's: an MCP server's tool, found at run time among the tenant's servers.
+            resolved.append(ToolRef(id=ref.id))
+            continue
         found, problem = _resolve_version("tool", tools, ref.id, ref.version)
         if problem:
             errors.append(f"{agent.label}: tools[{index}]: {problem}")
@@ -139,6 +143,7 @@ def _resolve_flow(
     flow: FlowDefinition,
     tools: Mapping[Key, ToolDefinition],
     agents: Mapping[Key, AgentDefinition],
+    pack_names: Iterable[str],
     errors: list[str],
 ) -> FlowDefinition:
     output_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -146,6 +151,10 @@ def _resolve_flow(
     for index, node in enumerate(flow.nodes):
         where = f"{flow.label}: nodes[{index}] ({node.id!r})"
         _check_output_refs(node.input, output_schemas, errors, where=f"{where}: input")
+        if node.kind == NodeKind.TOOL and pack_of(node.target) not in pack_names:
+            # An MCP server's tool: its schema is the server's, known only at run time.
+            nodes.append(replace(node, version=None))
+            continue
         if node.kind == NodeKind.TOOL:
             target, problem = _resolve_version("tool", tools, node.target, node.version)
         else:

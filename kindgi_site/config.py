@@ -3,6 +3,7 @@
 Nothing set: the embedded profile (SQLite file, immediate tasks, in-memory channel layer).
 """
 
+import json
 import os
 from collections.abc import Mapping
 from urllib.parse import urlparse
@@ -35,6 +36,18 @@ class Environment:
             return int(raw)
         except ValueError:
             raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
+
+    def json_list(self, name: str) -> list:
+        raw = self.text(name)
+        if not raw:
+            return []
+        try:
+            value = json.loads(raw)
+        except ValueError as error:
+            raise ImproperlyConfigured(f"{name} must be a JSON list: {error}") from None
+        if not isinstance(value, list):
+            raise ImproperlyConfigured(f"{name} must be a JSON list, not {type(value).__name__}")
+        return value
 
     def listing(self, name: str, default: str) -> list[str]:
         return [item.strip() for item in self.text(name, default).split(",") if item.strip()]

@@ -208,6 +208,12 @@ KINDGI_APPROVAL_TTL_SECONDS = None
 
 KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 
+# MCP servers whose tools every tenant's agents may use, e.g. [{"name": "files", "command":
+# ["python", "server.py"]}, {"name": "tracker", "url": "http://127.0.0.1:9000/mcp", "headers":
+# {"Authorization": "env:TRACKER_TOKEN"}}]. Tenants add their own in the admin.
+KINDGI_MCP_SERVERS = ENV.json_list("KINDGI_MCP_SERVERS")
+KINDGI_MCP_TIMEOUT_SECONDS = ENV.integer("KINDGI_MCP_TIMEOUT_SECONDS", 30)
+
 # Production logs are JSON lines, each line about a run carrying its id (core.logs).
 LOGGING = logging_config(
     log_format=ENV.choice("KINDGI_LOG_FORMAT", "text" if DEBUG else "json", ("text", "json")),

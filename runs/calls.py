@@ -10,8 +10,9 @@ from typing import Any
 
 from django.conf import settings
 
-from kindgi import AgentDefinition, FlowDefinition, Registry
+from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.conditions import parse_condition
+from kindgi.flows import NodeKind
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, prepare
@@ -20,6 +21,7 @@ from runs.exceptions import RunStateError
 from runs.models import Run
 from runs.rules import rules_for_tenant
 from runs.selectors import conversation_approvals, conversation_history, run_journal
+from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry
 from tools.selectors import agent_admin_overrides
 
@@ -95,17 +97,44 @@ def policy_context(
     facts = facts or run_facts(run)
     rules = rules_for_tenant(run.tenant_id)
     if isinstance(target, FlowDefinition):
-        # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context).
-        return PolicyContext(run=facts, tools={}, rules=rules)
+        # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
+        # found in the packs or, here, among the MCP tools the tenant may use.
+        return PolicyContext(
+            run=facts, tools=flow_mcp_tools(target, run.tenant_id, registry=registry), rules=rules
+        )
     return PolicyContext(
         run=facts,
-        tools={ref.id: registry.tool(ref.id, ref.version) for ref in target.tools},
+        tools=agent_tools(target, run.tenant_id, registry=registry),
         agent_id=target.id,
         agent_gates=agent_gates(target, run.tenant_id),
         guardrails=target.guardrails,
         rules=rules,
         approved_tools=frozenset(conversation_approvals(run)),
     )
+
+
+def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dict[str, ToolDefinition | None]:
+    """The tools ``agent`` may call in ``tenant_id``'s runs, by id: its packs' tools, and the MCP
+    tools it names or whose servers it names, among the servers that tenant may use. A tool it
+    names that is not to be found is there as None (referenced, not loaded)."""
+    tools: dict[str, ToolDefinition | None] = {}
+    elsewhere = []
+    for ref in agent.tools:
+        tools[ref.id] = registry.tool(ref.id, ref.version)
+        if tools[ref.id] is None:
+            elsewhere.append(ref.id)
+    if elsewhere or agent.mcp_servers:
+        tools |= mcp_tools_for(tenant_id, tool_ids=elsewhere, servers=agent.mcp_servers)
+    return tools
+
+
+def flow_mcp_tools(flow: FlowDefinition, tenant_id, *, registry: Registry) -> dict[str, ToolDefinition]:
+    elsewhere = [
+        node.target
+        for node in flow.nodes
+        if node.kind == NodeKind.TOOL and registry.tool(node.target) is None
+    ]
+    return mcp_tools_for(tenant_id, tool_ids=elsewhere) if elsewhere else {}
 
 
 def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:

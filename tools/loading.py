@@ -79,6 +79,7 @@ def agent_fields(agent: AgentDefinition) -> dict[str, Any]:
         "code_overrides": {k: v.value for k, v in (agent.gate_overrides or {}).items()},
         "code_override_conditions": agent.override_condition_names,
         "input_schema": agent.input_schema,
+        "mcp_servers": list(agent.mcp_servers),
     }
 
 

@@ -36,6 +36,89 @@ class Definition(models.Model):
         return self.retired_at is not None
 
 
+class McpServer(models.Model):
+    """An MCP server whose tools join the catalog: a tenant's own (made in the admin) or one for
+    every tenant (from ``KINDGI_MCP_SERVERS``, kept in step with it by every refresh)."""
+
+    class Transport(models.TextChoices):
+        STDIO = "stdio", "stdio (a command Kindgi starts)"
+        HTTP = "http", "streamable HTTP (a URL)"
+
+    class Source(models.TextChoices):
+        SETTINGS = "settings"
+        ADMIN = "admin"
+
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        help_text="The prefix of its tools' ids, like a pack's: lowercase letters, digits and dashes.",
+    )
+    tenant = models.ForeignKey(
+        "tenants.Tenant",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Whose runs may use its tools. Empty only for the servers KINDGI_MCP_SERVERS lists.",
+    )
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ADMIN, editable=False)
+    transport = models.CharField(max_length=16, choices=Transport.choices, default=Transport.STDIO)
+    command = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='stdio: the command and its arguments, e.g. ["python", "server.py"].',
+    )
+    env = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='stdio: environment variables for the command. A value "env:NAME" is read from '
+        "Kindgi's own environment when the server starts, so it is never stored here.",
+    )
+    url = models.CharField(max_length=500, blank=True, help_text="streamable HTTP: the server's URL.")
+    headers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='streamable HTTP: headers to send, e.g. {"Authorization": "env:TRACKER_TOKEN"}; '
+        "a value env:NAME is read from Kindgi's environment, so secrets are never stored here.",
+    )
+    enabled = models.BooleanField(default=True, help_text="Off: its tools are retired until it is on again.")
+    listed_at = models.DateTimeField(null=True, blank=True, help_text="When its tools were last listed.")
+    last_error = models.TextField(blank=True, help_text="Why the last listing failed; empty once one works.")
+    checked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was last asked for its tools."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "MCP server"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def answers(self) -> bool:
+        return self.listed_at is not None and not self.last_error
+
+    def config(self) -> dict:
+        """The fields a ``ServerSpec`` is made of, as ``KINDGI_MCP_SERVERS`` spells them."""
+        if self.transport == self.Transport.STDIO:
+            return {"name": self.name, "command": self.command, "env": self.env}
+        return {"name": self.name, "url": self.url, "headers": self.headers}
+
+    def clean(self) -> None:
+        from tools.mcp.specs import ServerSpecError, spec_from_config
+        from tools.registry import get_registry
+
+        if self.source == self.Source.ADMIN and self.tenant_id is None:
+            raise ValidationError({"tenant": "A server made in the admin belongs to a tenant."})
+        try:
+            spec_from_config(self.config(), packs=[pack.name for pack in get_registry().packs])
+        except ServerSpecError as error:
+            raise ValidationError(str(error)) from None
+
+
 class Tool(Definition):
     class Execution(models.TextChoices):
         PARALLEL = "parallel"
@@ -57,6 +140,15 @@ class Tool(Definition):
     may_wait = models.BooleanField(default=False)
     execution = models.CharField(max_length=16, choices=Execution.choices, default=Execution.PARALLEL)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.CODE)
+    mcp_server = models.ForeignKey(
+        McpServer, null=True, blank=True, on_delete=models.PROTECT, related_name="tools"
+    )
+    remote_name = models.CharField(
+        max_length=200, blank=True, help_text="An MCP tool's own name, which its server is called with."
+    )
+    claims = models.JSONField(
+        default=dict, blank=True, help_text="An MCP tool's annotations: what its server claims, not trusted."
+    )
 
     class Meta(Definition.Meta):
         constraints = [
@@ -86,6 +178,9 @@ class Agent(Definition):
         default=dict, help_text="The predicates some code overrides apply under, by tool id."
     )
     input_schema = models.JSONField(default=dict)
+    mcp_servers = models.JSONField(
+        default=list, blank=True, help_text="MCP servers every tool of which the agent may call."
+    )
 
     class Meta(Definition.Meta):
         constraints = [

@@ -141,5 +141,6 @@ class FlowRun:
 
 def step_context(ctx: PolicyContext, node: FlowNode, registry: Registry) -> PolicyContext:
     """A tool step's context: its one tool, the tenant's rules, and no agent gate."""
-    tools = {node.target: registry.tool(node.target, node.version)}
+    # A pack's tool is in the registry; an MCP server's, among those the driver found for the run.
+    tools = {node.target: registry.tool(node.target, node.version) or ctx.tools.get(node.target)}
     return replace(ctx, tools=tools, agent_id="", agent_gates=None, guardrails=())

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ValidationError
 
 from core.conf import setting
 from core.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
 from kindgi import ToolContext, ToolDefinition, ToolError
-from runs.engine.validation import field_errors, strictly_validate
+from kindgi.mcp import McpTool
+from runs.engine.validation import INPUT_ERROR_LIMIT, field_errors, json_pointer, strictly_validate
 
 INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
 INVALID_TOOL_OUTPUT = "INVALID_TOOL_OUTPUT"
@@ -100,11 +103,32 @@ def check_arguments(tool: ToolDefinition, arguments: Any) -> BaseModel | Invalid
     """The tool's input, validated strictly (an unknown field is an error), or why not."""
     if (refusal := oversized_arguments(arguments)) is not None:
         return InvalidArguments(errors=(f"/: {refusal}",), too_big=True)
+    if isinstance(tool, McpTool):
+        return _check_against_schema(tool, arguments)
     try:
         return strictly_validate(tool.input_model, arguments)
     except ValidationError as error:
         listed = field_errors(error, tool.input_model)
         return InvalidArguments(errors=tuple(listed), more=error.error_count() - len(listed))
+
+
+def _check_against_schema(tool: McpTool, arguments: Any) -> BaseModel | InvalidArguments:
+    """An MCP tool's input has no pydantic model: the server's JSON schema judges it."""
+    if not isinstance(arguments, dict):
+        return InvalidArguments(errors=(f"/: must be an object, not {type(arguments).__name__}",))
+    try:
+        validator = Draft202012Validator(tool.input_schema)
+        errors = sorted(
+            validator.iter_errors(arguments), key=lambda error: [str(part) for part in error.absolute_path]
+        )
+    except SchemaError as error:
+        return InvalidArguments(errors=(f"/: the server's input schema is invalid: {error.message}",))
+    if errors:
+        listed = tuple(
+            f"{json_pointer(error.absolute_path)}: {error.message}" for error in errors[:INPUT_ERROR_LIMIT]
+        )
+        return InvalidArguments(errors=listed, more=len(errors) - len(listed))
+    return tool.input_model.model_validate(arguments)
 
 
 def validate_arguments(

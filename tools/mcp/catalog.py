@@ -1,0 +1,209 @@
+"""MCP servers → catalog rows: what each server lists becomes a tool; what it stops listing is
+retired, never deleted (runs keep pointing at it).
+
+A server is asked for its tools outside any transaction, each with its own timeout, so a server
+that does not answer costs a refresh that long at most and blocks nothing else: it is recorded
+as not answering (``last_error``) and its tools stay as they were.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.conf import setting
+from kindgi.effects import Effect
+from kindgi.mcp import MCP_TOOL_VERSION, catalog_name
+from kindgi.naming import is_name
+from tools.mcp.client import POOL, McpTimeout, McpUnavailable
+from tools.mcp.specs import ServerSpecError, spec_from_config, specs_from_setting
+from tools.models import McpServer, Tool
+from tools.registry import get_registry
+
+logger = logging.getLogger("kindgi.mcp")
+
+
+@dataclass
+class ServerReport:
+    """What one refresh found on one server."""
+
+    name: str
+    answered: bool
+    error: str = ""
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    retired: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if not self.answered:
+            return f"MCP server {self.name}: not answering ({self.error})"
+        counts = [
+            f"{getattr(self, name)} {name}"
+            for name in ("created", "updated", "unchanged", "retired")
+            if getattr(self, name)
+        ]
+        text = f"MCP server {self.name}: tools {', '.join(counts) or 'none'}"
+        for reason in self.skipped:
+            text += f"; skipped {reason}"
+        return text
+
+
+def effect_of(server: str) -> Effect:
+    """What Kindgi assumes of every MCP tool, whatever it claims: it may change something outside."""
+    return Effect.external_side_effect(f"mcp:{server}")
+
+
+@transaction.atomic
+def do_sync_settings_servers() -> list[McpServer]:
+    """Keep the rows of ``KINDGI_MCP_SERVERS``'s servers in step with the setting: new ones made,
+    changed ones changed, ones it no longer lists turned off (their tools retire at refresh)."""
+    specs = specs_from_setting(setting("KINDGI_MCP_SERVERS"), packs=_pack_names())
+    by_name = {spec.name: spec for spec in specs}
+    rows = {row.name: row for row in McpServer.objects.select_for_update().filter(name__in=by_name)}
+    for name, row in rows.items():
+        if row.source != McpServer.Source.SETTINGS:
+            raise ServerSpecError(
+                f"KINDGI_MCP_SERVERS names {name!r}, which is a tenant's server already: rename one of them"
+            )
+    synced = []
+    for spec in specs:
+        fields: dict[str, Any] = {
+            "source": McpServer.Source.SETTINGS,
+            "tenant": None,
+            "transport": McpServer.Transport.STDIO if spec.command else McpServer.Transport.HTTP,
+            "command": list(spec.command),
+            "env": dict(spec.env),
+            "url": spec.url,
+            "headers": dict(spec.headers),
+            "enabled": True,
+        }
+        row = rows.get(spec.name)
+        if row is None:
+            row = McpServer.objects.create(name=spec.name, **fields)
+        else:
+            changed = [name for name, value in fields.items() if getattr(row, name) != value]
+            for name in changed:
+                setattr(row, name, fields[name])
+            if changed:
+                row.save(update_fields=[*changed, "updated_at"])
+        synced.append(row)
+    McpServer.objects.filter(source=McpServer.Source.SETTINGS, enabled=True).exclude(name__in=by_name).update(
+        enabled=False, updated_at=timezone.now()
+    )
+    return synced
+
+
+def _pack_names() -> list[str]:
+    return [pack.name for pack in get_registry().packs]
+
+
+def do_refresh_mcp_servers(
+    names: list[str] | None = None, *, timeout: float | None = None, now: datetime | None = None
+) -> list[ServerReport]:
+    """Ask each enabled server (or those ``names`` names) for its tools and make the catalog match;
+    retire the tools of servers that are turned off. Safe to repeat, and to run from any process."""
+    do_sync_settings_servers()
+    servers = McpServer.objects.all()
+    if names is not None:
+        servers = servers.filter(name__in=names)
+    reports = []
+    for server in servers:
+        if not server.enabled:
+            _retire_tools(server, keep=(), now=now or timezone.now())
+            continue
+        reports.append(_refresh_one(server, timeout=timeout, now=now))
+    return reports
+
+
+def _refresh_one(server: McpServer, *, timeout: float | None, now: datetime | None) -> ServerReport:
+    try:
+        spec = spec_from_config(server.config(), packs=_pack_names())
+        listed = POOL.list_tools(spec, timeout=timeout)
+    except (ServerSpecError, McpUnavailable, McpTimeout) as error:
+        message = str(error)
+        logger.warning("MCP server %s: not answering: %s", server.name, message)
+        McpServer.objects.filter(pk=server.pk).update(last_error=message, checked_at=timezone.now())
+        return ServerReport(name=server.name, answered=False, error=message)
+    return _record_listing(server, listed, now=now or timezone.now())
+
+
+@transaction.atomic
+def _record_listing(server: McpServer, listed, *, now: datetime) -> ServerReport:
+    report = ServerReport(name=server.name, answered=True)
+    wanted: dict[str, dict[str, Any]] = {}
+    for remote in listed:
+        name = catalog_name(remote.name)
+        key = f"{server.name}.{name}"
+        if not is_name(name):
+            report.skipped.append(f"{remote.name!r} (no catalog name can be made of it)")
+            continue
+        if key in wanted:
+            report.skipped.append(f"{remote.name!r} (its id {key} is another of its tools')")
+            continue
+        wanted[key] = _tool_fields(server, remote)
+    existing = {
+        row.key: row
+        for row in Tool.objects.select_for_update().filter(
+            Q(mcp_server=server) | Q(key__in=list(wanted)), version=MCP_TOOL_VERSION
+        )
+    }
+    for key, fields in wanted.items():
+        row = existing.get(key)
+        if row is None:
+            Tool.objects.create(key=key, version=MCP_TOOL_VERSION, **fields)
+            report.created += 1
+            continue
+        if row.mcp_server_id != server.pk:
+            report.skipped.append(f"{fields['remote_name']!r} (its id {key} is taken)")
+            wanted.pop(key)
+            continue
+        changed = [name for name, value in fields.items() if getattr(row, name) != value]
+        for name in changed:
+            setattr(row, name, fields[name])
+        if row.retired_at is not None:
+            row.retired_at = None
+            changed.append("retired_at")
+        if changed:
+            row.save(update_fields=[*changed, "updated_at"])
+            report.updated += 1
+        else:
+            report.unchanged += 1
+    report.retired = _retire_tools(server, keep=set(wanted), now=now)
+    McpServer.objects.filter(pk=server.pk).update(listed_at=now, checked_at=now, last_error="")
+    return report
+
+
+def _tool_fields(server: McpServer, remote) -> dict[str, Any]:
+    claims = remote.annotations.model_dump(by_alias=True, exclude_none=True) if remote.annotations else {}
+    description = (remote.description or "").strip() or claims.get("title") or f"{remote.name} (MCP)"
+    return {
+        "pack": server.name,
+        "description": description,
+        "input_schema": remote.input_schema or {"type": "object"},
+        "output_schema": remote.output_schema or {},
+        # Never read-only, whatever the server's readOnlyHint says: see README, "MCP servers".
+        "mutating": True,
+        "effects": [effect_of(server.name).to_dict()],
+        "is_read_only": False,
+        "result_is_outside_data": True,
+        "idempotent": False,
+        "may_wait": False,
+        "origin": Tool.Origin.MCP,
+        "mcp_server": server,
+        "remote_name": remote.name,
+        "claims": claims,
+    }
+
+
+def _retire_tools(server: McpServer, *, keep, now: datetime) -> int:
+    return (
+        Tool.objects.filter(mcp_server=server, retired_at__isnull=True)
+        .exclude(key__in=list(keep))
+        .update(retired_at=now, updated_at=now)
+    )

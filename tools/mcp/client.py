@@ -1,0 +1,194 @@
+"""Talking to MCP servers from Kindgi's synchronous code, one connection per server per process.
+
+The ``mcp`` SDK is asynchronous and a connection (a stdio subprocess, an HTTP session) is worth
+keeping: each process runs one event loop in a thread of its own, holds one connection per
+server spec there, and every thread's call is handed to that loop. A connection that fails is
+dropped and the next call opens a new one; a call never waits longer than its timeout.
+"""
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+import httpx2
+import mcp_types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from core.conf import setting
+from tools.mcp.specs import ServerSpec, ServerSpecError
+
+logger = logging.getLogger("kindgi.mcp")
+
+# A listing that never ends must not hang a refresh.
+LISTING_PAGE_LIMIT = 50
+
+
+class McpUnavailable(Exception):
+    """The server could not be reached, or the connection broke: the message says how."""
+
+
+class McpTimeout(Exception):
+    """The server did not answer within the time allowed."""
+
+
+class _Connection:
+    """One open session with one server, held by a task of its own on the pool's loop (the SDK
+    wants a session entered and left in the same task)."""
+
+    def __init__(self, spec: ServerSpec):
+        self.spec = spec
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+        self._closed: asyncio.Event | None = None
+        self._holder: asyncio.Task | None = None
+
+    async def client(self) -> Client:
+        async with self._lock:
+            if self._client is None:
+                ready: asyncio.Future = asyncio.get_running_loop().create_future()
+                self._closed = asyncio.Event()
+                self._holder = asyncio.create_task(self._hold(ready, self._closed))
+                try:
+                    self._client = await ready
+                except BaseException:
+                    self._closed.set()  # given up on (a timeout): a late session must not linger
+                    raise
+            return self._client
+
+    async def _hold(self, ready: asyncio.Future, closed: asyncio.Event) -> None:
+        try:
+            async with Client(_transport(self.spec), client_info=_CLIENT_INFO) as client:
+                ready.set_result(client)
+                await closed.wait()
+        except BaseException as error:  # the SDK raises groups; any of them ends this session
+            if not ready.done():
+                ready.set_exception(McpUnavailable(_describe(error)))
+            else:
+                logger.info("MCP server %s: the connection ended: %s", self.spec.name, _describe(error))
+        finally:
+            if self._closed is closed:
+                self._client = None
+
+    def drop(self) -> None:
+        """Close the session; the next call opens a new one."""
+        if self._closed is not None:
+            self._closed.set()
+        self._client = None
+
+
+_CLIENT_INFO = mcp_types.Implementation(name="kindgi", version="0.1.0")
+
+
+def _transport(spec: ServerSpec):
+    if spec.command:
+        return StdioServerParameters(
+            command=spec.command[0], args=list(spec.command[1:]), env=spec.resolved_env() or None
+        )
+    http = httpx2.AsyncClient(
+        headers=spec.resolved_headers(),
+        timeout=httpx2.Timeout(setting("KINDGI_MCP_TIMEOUT_SECONDS"), read=300),
+    )
+    return streamable_http_client(spec.url, http_client=http)
+
+
+def _describe(error: BaseException) -> str:
+    """The innermost useful words of an error the SDK may have wrapped in exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, McpUnavailable | ServerSpecError):
+        return str(error)
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class McpPool:
+    """The process's connections to MCP servers. Safe to call from any thread."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connections: dict[str, _Connection] = {}
+
+    def _run(self, coroutine: Coroutine, timeout: float) -> Any:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="kindgi-mcp", daemon=True).start()
+            loop = self._loop
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        try:
+            return future.result(timeout + 1)  # the coroutine keeps its own timeout; this is a backstop
+        except TimeoutError:
+            future.cancel()
+            raise McpTimeout(f"no answer within {timeout:g} s") from None
+
+    def _connection(self, spec: ServerSpec) -> _Connection:
+        with self._lock:
+            connection = self._connections.get(spec.key)
+            if connection is None:
+                connection = self._connections[spec.key] = _Connection(spec)
+            return connection
+
+    def list_tools(self, spec: ServerSpec, *, timeout: float | None = None) -> list[mcp_types.Tool]:
+        """Every tool the server lists now (following its pages)."""
+        timeout = timeout or setting("KINDGI_MCP_TIMEOUT_SECONDS")
+        connection = self._connection(spec)
+
+        async def listing(client: Client) -> list[mcp_types.Tool]:
+            tools, cursor = [], None
+            for _ in range(LISTING_PAGE_LIMIT):
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            return tools
+
+        return self._run(self._with_client(connection, listing, timeout), timeout)
+
+    def call_tool(
+        self, spec: ServerSpec, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> mcp_types.CallToolResult:
+        """The server's result for one call. Raises ``McpUnavailable``, ``McpTimeout``, or
+        ``MCPError`` when the server refuses the request itself."""
+        timeout = timeout or setting("KINDGI_MCP_TIMEOUT_SECONDS")
+        connection = self._connection(spec)
+
+        async def call(client: Client) -> mcp_types.CallToolResult:
+            return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+
+        return self._run(self._with_client(connection, call, timeout), timeout)
+
+    async def _with_client(self, connection: _Connection, use, timeout: float) -> Any:
+        try:
+            async with asyncio.timeout(timeout):
+                return await use(await connection.client())
+        except TimeoutError:
+            raise McpTimeout(f"no answer within {timeout:g} s") from None
+        except MCPError as error:
+            if error.code != mcp_types.CONNECTION_CLOSED:
+                raise  # the server answered, with a protocol error: the session is fine
+            connection.drop()
+            raise McpUnavailable("the connection to the server closed during the call") from None
+        except (McpUnavailable, ServerSpecError) as error:
+            connection.drop()
+            raise McpUnavailable(str(error)) from None
+        except Exception as error:
+            connection.drop()
+            raise McpUnavailable(_describe(error)) from None
+
+    def close(self) -> None:
+        """Close every connection (tests, and a process that is shutting down)."""
+        with self._lock:
+            connections, self._connections = list(self._connections.values()), {}
+            loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        for connection in connections:
+            loop.call_soon_threadsafe(connection.drop)
+
+
+POOL = McpPool()

@@ -1,0 +1,133 @@
+"""How to reach one MCP server: a command over stdio, or a URL over streamable HTTP.
+
+A spec comes from ``KINDGI_MCP_SERVERS`` (server-wide) or from an ``McpServer`` row a tenant's
+admin made. Values written ``env:NAME`` (header values, environment values) are read from this
+process's environment when the server is reached, so that a secret never sits in the database
+or in settings files.
+"""
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from kindgi.naming import is_name
+
+ENV_PREFIX = "env:"
+
+
+class ServerSpecError(ValueError):
+    """A server's configuration is wrong; the message names what."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSpec:
+    name: str
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command else "http"
+
+    @property
+    def key(self) -> str:
+        """Identifies the connection: the same server reached the same way shares one."""
+        return json.dumps(
+            [self.name, list(self.command), dict(self.env), self.url, dict(self.headers)], sort_keys=True
+        )
+
+    @property
+    def where(self) -> str:
+        """Where the server is, for people: the command or the URL (never a header's value)."""
+        return " ".join(self.command) if self.command else self.url
+
+    def resolved_env(self) -> dict[str, str]:
+        return {name: resolve(value, what=f"env {name}") for name, value in self.env.items()}
+
+    def resolved_headers(self) -> dict[str, str]:
+        return {name: resolve(value, what=f"header {name}") for name, value in self.headers.items()}
+
+
+def resolve(value: str, *, what: str) -> str:
+    """``value``, or the environment variable it names as ``env:NAME``."""
+    if not value.startswith(ENV_PREFIX):
+        return value
+    variable = value.removeprefix(ENV_PREFIX)
+    if variable not in os.environ:
+        raise ServerSpecError(f"{what} names the environment variable {variable}, which is not set")
+    return os.environ[variable]
+
+
+def check_name(name: Any, *, packs: Sequence[str] = ()) -> str:
+    if not is_name(name):
+        raise ServerSpecError(
+            f"name {name!r} must be lowercase letters, digits and dashes, "
+            "starting and ending with a letter or digit (like a pack's)"
+        )
+    if name in packs:
+        raise ServerSpecError(f"name {name!r} is a pack's: an MCP server's tools would share its ids")
+    return name
+
+
+def _string_map(value: Any, *, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ServerSpecError(f"{what} must be an object of strings")
+    return dict(value)
+
+
+def spec_from_config(config: Any, *, packs: Sequence[str] = ()) -> ServerSpec:
+    """A spec from one entry of ``KINDGI_MCP_SERVERS`` (or the same fields of a row), checked."""
+    if not isinstance(config, Mapping):
+        raise ServerSpecError(f"each server must be an object, not {config!r}")
+    unknown = sorted(set(config) - {"name", "command", "env", "url", "headers"})
+    label = f"server {config.get('name')!r}"
+    if unknown:
+        raise ServerSpecError(
+            f"{label}: unknown field(s) {', '.join(unknown)} (the fields: name, command, env, url, headers)"
+        )
+    try:
+        name = check_name(config.get("name"), packs=packs)
+    except ServerSpecError as error:
+        raise ServerSpecError(f"{label}: {error}") from None
+    command = config.get("command") or ()
+    url = config.get("url") or ""
+    if bool(command) == bool(url):
+        raise ServerSpecError(f"{label}: give either command (stdio) or url (streamable HTTP), not both")
+    if command and (
+        not isinstance(command, list | tuple) or not all(isinstance(part, str) and part for part in command)
+    ):
+        raise ServerSpecError(f'{label}: command must be a list of strings, e.g. ["python", "server.py"]')
+    if url:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ServerSpecError(f"{label}: url {url!r} must be an http:// or https:// URL")
+    env = _string_map(config.get("env"), what=f"{label}: env")
+    headers = _string_map(config.get("headers"), what=f"{label}: headers")
+    if command and headers:
+        raise ServerSpecError(f"{label}: headers are for a server reached by url")
+    if url and env:
+        raise ServerSpecError(f"{label}: env is for a server started by command")
+    return ServerSpec(name=name, command=tuple(command), env=env, url=url, headers=headers)
+
+
+def specs_from_setting(value: Any, *, packs: Sequence[str] = ()) -> list[ServerSpec]:
+    """The specs ``KINDGI_MCP_SERVERS`` lists; a wrong entry raises, naming it."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list | tuple):
+        raise ServerSpecError("KINDGI_MCP_SERVERS must be a JSON list of servers")
+    specs = [spec_from_config(config, packs=packs) for config in value]
+    names = [spec.name for spec in specs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ServerSpecError(f"KINDGI_MCP_SERVERS names {', '.join(twice)} more than once")
+    return specs

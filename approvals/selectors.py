@@ -1,9 +1,9 @@
 """Reads of approvals and reviewers, always within one tenant."""
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from approvals.exceptions import ApprovalNotFoundError
-from approvals.models import Approval
+from approvals.models import Approval, ApprovalStatus
 
 
 def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[Approval]:
@@ -19,3 +19,10 @@ def approval_get_for_tenant(tenant, approval_id) -> Approval:
     if approval is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")
     return approval
+
+
+def pending_approvals_of_run(run) -> QuerySet[Approval]:
+    """What ``run`` waits for: its own pending approvals, and those of its agent steps' runs."""
+    return Approval.objects.filter(
+        Q(run=run) | Q(run__parent=run), tenant_id=run.tenant_id, status=ApprovalStatus.PENDING
+    ).order_by("created_at")

@@ -45,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_MCP_SERVERS": (),
     "KINDGI_MCP_TIMEOUT_SECONDS": 30,
     "KINDGI_MCP_REFRESH_SECONDS": 300,
+    # How long a call of Kindgi's /mcp endpoint waits for its run before answering with where the
+    # run stands (waiting for an approval, still running).
+    "KINDGI_MCP_CALL_WAIT_SECONDS": 20,
 }
 
 

@@ -18,10 +18,20 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from kindgi_site.mcp.endpoint import endpoint as mcp_endpoint  # noqa: E402
 from kindgi_site.routing import websocket_urlpatterns  # noqa: E402
 
 # daphne serves no static files of its own; in development Django's finders do.
-http_application = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
+django_http = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
+
+
+async def http_application(scope, receive, send):
+    """Django for every path but ``/mcp``, which the MCP SDK's streamable HTTP transport serves."""
+    if scope["path"].rstrip("/") == "/mcp":
+        await mcp_endpoint(scope, receive, send)
+    else:
+        await django_http(scope, receive, send)
+
 
 application = ProtocolTypeRouter(
     {

@@ -1,0 +1,153 @@
+"""``/mcp``: Kindgi's flows and agents for MCP clients, over streamable HTTP.
+
+The caller authenticates as for the API, with a tenant user's API token (``Authorization:
+Bearer kgi_…``); a request without a valid one gets 401 before the MCP SDK sees it. The SDK's
+session manager runs stateless (nothing is kept between requests, so any web process can answer
+any request) and answers in JSON. It starts with the first request, on that process's loop:
+daphne sends no ASGI lifespan events.
+"""
+
+import asyncio
+import contextvars
+import json
+from dataclasses import dataclass
+
+import mcp_types
+from channels.db import database_sync_to_async
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from core.api.permissions import NO_TENANT
+from kindgi_site.mcp.offer import call, offered
+from tenants.models import Membership
+from tenants.tokens import active_token, bearer_token
+
+
+@dataclass(frozen=True)
+class Caller:
+    user: object
+    tenant: object
+
+
+_CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("kindgi_mcp_caller", default=None)
+CALLER_SCOPE_KEY = "kindgi.mcp_caller"
+
+
+def _caller_of(ctx) -> Caller:
+    caller = _CALLER.get()
+    if caller is None and ctx.request is not None:
+        caller = ctx.request.scope.get(CALLER_SCOPE_KEY)
+    if caller is None:  # the endpoint lets no request through without one
+        raise PermissionError("no authenticated caller")
+    return caller
+
+
+async def _list_tools(ctx, params) -> mcp_types.ListToolsResult:
+    _caller_of(ctx)
+    tools = [
+        mcp_types.Tool(
+            name=offer.name,
+            title=offer.title,
+            description=offer.description,
+            input_schema=offer.input_schema,
+            annotations=mcp_types.ToolAnnotations(
+                title=offer.title, read_only_hint=offer.read_only, open_world_hint=not offer.read_only
+            ),
+        )
+        for offer in offered()
+    ]
+    return mcp_types.ListToolsResult(tools=tools)
+
+
+async def _call_tool(ctx, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+    caller = _caller_of(ctx)
+    answer = await database_sync_to_async(call)(
+        name=params.name, arguments=params.arguments or {}, user=caller.user, tenant=caller.tenant
+    )
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text=json.dumps(answer.data, indent=2))],
+        structured_content=answer.data,
+        is_error=answer.is_error,
+    )
+
+
+SERVER = Server(
+    "kindgi",
+    version="0.1.0",
+    instructions=(
+        "Each tool runs one of Kindgi's flows or agents as a run. A run that reaches a call a "
+        "person must approve answers with the approval it waits for and its runId; it goes on "
+        "once a reviewer decides."
+    ),
+    on_list_tools=_list_tools,
+    on_call_tool=_call_tool,
+)
+
+
+def _identify(authorization: str) -> Caller | str:
+    """The caller the header's token names, or why there is none (``unauthenticated``, or
+    ``forbidden``: the token's user belongs to no tenant)."""
+    token = bearer_token(authorization)
+    record = active_token(token) if token else None
+    if record is None:
+        return "unauthenticated"
+    membership = Membership.objects.select_related("tenant").filter(user=record.user).first()
+    if membership is None:
+        return "forbidden"
+    return Caller(user=record.user, tenant=membership.tenant)
+
+
+async def _refuse(send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="kindgi"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpEndpoint:
+    """The ASGI application at ``/mcp``."""
+
+    def __init__(self):
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._started: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+
+    async def _running_manager(self) -> StreamableHTTPSessionManager:
+        async with self._lock:
+            if self._manager is None:
+                manager = StreamableHTTPSessionManager(app=SERVER, stateless=True, json_response=True)
+                started = asyncio.Event()
+
+                async def run() -> None:
+                    async with manager.run():
+                        started.set()
+                        await asyncio.Event().wait()  # for the life of the process
+
+                self._task = asyncio.get_running_loop().create_task(run())
+                await started.wait()
+                self._manager = manager
+            return self._manager
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = dict(scope.get("headers", []))
+        caller = await database_sync_to_async(_identify)(headers.get(b"authorization", b"").decode("latin-1"))
+        if caller == "unauthenticated":
+            message = "send a tenant user's API token: Authorization: Bearer kgi_…"
+            await _refuse(send, 401, "unauthenticated", message)
+            return
+        if caller == "forbidden":
+            await _refuse(send, 403, "forbidden", NO_TENANT)
+            return
+        manager = await self._running_manager()
+        token = _CALLER.set(caller)
+        try:
+            await manager.handle_request({**scope, CALLER_SCOPE_KEY: caller}, receive, send)
+        finally:
+            _CALLER.reset(token)
+
+
+endpoint = McpEndpoint()

@@ -1,0 +1,124 @@
+"""Kindgi's ``/mcp`` endpoint, driven by the ``mcp`` SDK's own client against a real daphne
+process: list the flows and agents, run one that completes, run one that waits for a person,
+decide it, and read the run's output."""
+
+import asyncio
+
+import httpx
+import httpx2
+import pytest
+from django.db import connection
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from approvals.actions import check_complete_approval
+from approvals.models import Approval
+from runs.models import Run, RunStatus
+from tenants.tokens import do_create_token
+from tests.factories import member, reviewer
+from tests.live_server import LiveServer, database_env
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module")
+def server(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock(), LiveServer(database_env(connection)) as live:
+        yield live
+
+
+def over_mcp(server, token: str, use):
+    """``use(client)`` inside a session with ``/mcp``, as an MCP client application would open one."""
+
+    async def session():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+            return await use(client)
+
+    return asyncio.run(session())
+
+
+@pytest.fixture
+def token():
+    _, plain = do_create_token(user=member("mona"))
+    return plain
+
+
+def test_the_flows_and_agents_are_tools_read_only_only_when_all_they_reach_only_reads(server, token):
+    async def listing(client):
+        return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in over_mcp(server, token, listing)}
+    assert {
+        "my-pack.check-order",
+        "my-pack.note-order",
+        "acme-ops.status-agent",
+        "acme-ops.status-flow",
+    } <= set(tools)
+    assert tools["my-pack.check-order"].annotations.read_only_hint is True
+    assert tools["my-pack.note-order"].annotations.read_only_hint is False
+    assert tools["acme-ops.status-agent"].annotations.read_only_hint is False
+    assert tools["my-pack.check-order"].input_schema["required"] == ["orderId"]
+    assert tools["acme-ops.status-agent"].input_schema["required"] == ["userMessage"]
+
+
+def test_a_flow_that_completes_answers_with_its_output(server, token):
+    async def check(client):
+        return await client.call_tool("my-pack.check-order", {"orderId": "ord_1001"})
+
+    result = over_mcp(server, token, check)
+    assert result.is_error is False
+    assert result.structured_content["status"] == "completed"
+    run = Run.objects.get(pk=result.structured_content["runId"])
+    assert run.started_by.username == "mona"
+    assert result.structured_content["output"] == run.output
+    assert run.output["status"]
+
+
+def test_a_run_that_waits_answers_with_its_approval_then_goes_on_once_decided(server, token):
+    async def post(client):
+        return await client.call_tool("acme-ops.status-agent", {"userMessage": "We are back up."})
+
+    result = over_mcp(server, token, post)
+    assert result.is_error is False
+    data = result.structured_content
+    assert data["status"] == "suspended"
+    (waiting,) = data["waitingFor"]
+    approval = Approval.objects.get(pk=waiting["approvalId"])
+    assert waiting["toolId"] == "acme-ops.post-update"
+    assert str(approval.run_id) == data["runId"]
+    assert f"kindgi runs get {data['runId']}" in data["message"]
+
+    check_complete_approval(approval_id=approval.pk, acting_user=reviewer("rita"), decision="approve")
+    run = Run.objects.get(pk=data["runId"])
+    assert run.status == RunStatus.COMPLETED
+    # The output an MCP client reads afterwards, as `kindgi runs get` does.
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as api:
+        got = api.get(f"/api/v1/runs/{run.pk}").json()
+    assert got["status"] == "completed"
+    assert got["output"]["reply"]
+
+
+def test_bad_input_is_an_error_result_and_starts_nothing(server, token):
+    async def wrong(client):
+        return await client.call_tool("my-pack.check-order", {"orderId": "ord_1001", "dryRn": True})
+
+    result = over_mcp(server, token, wrong)
+    assert result.is_error is True
+    assert "dryRn" in result.structured_content["error"]
+    assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("authorization", "status"),
+    [(None, 401), ("Bearer kgi_nope_nope", 401), ("Basic abc", 401)],
+    ids=["no token", "an unknown token", "not a bearer"],
+)
+def test_no_token_no_mcp(server, authorization, status):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if authorization:
+        headers["Authorization"] = authorization
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = httpx.post(f"{server.url}/mcp", json=body, headers=headers)
+    assert response.status_code == status
+    assert response.json()["error"]["code"] == "unauthenticated"

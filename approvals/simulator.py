@@ -24,6 +24,7 @@ from runs.engine.policy import PolicyContext, ProposedCall, gate_of
 from runs.engine.state import RunFacts
 from runs.models import AGENT_TURN_FLOW_ID
 from runs.selectors import gated_calls_of_tenant
+from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry
 from tools.selectors import admin_overrides_of_agents
 
@@ -117,6 +118,8 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
         if entry.run.flow_key == AGENT_TURN_FLOW_ID
     }
     overrides = admin_overrides_of_agents(agents, tenant.pk)
+    elsewhere = {entry.payload.get("toolId", "") for entry in entries} - {key for key, _ in registry.tools}
+    mcp_tools = mcp_tools_for(tenant.pk, tool_ids=elsewhere)
     gates_of_agent = {}
     for key, version in agents:
         agent = registry.agent(key, version)
@@ -126,7 +129,7 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
     simulation = Simulation(days=days, judged=0, not_judged=0, capped=capped)
     matrix: Counter = Counter()
     for entry in entries:
-        judged = _judge(entry, rules, registry, gates_of_agent)
+        judged = _judge(entry, rules, registry, gates_of_agent, mcp_tools)
         if not judged.would:
             simulation.not_judged += 1
             continue
@@ -140,7 +143,7 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
     return simulation
 
 
-def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict) -> JudgedCall:
+def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict, mcp_tools: dict) -> JudgedCall:
     payload, run = entry.payload or {}, entry.run
     recorded = payload.get("gate") or {}
     is_agent = run.flow_key == AGENT_TURN_FLOW_ID
@@ -156,7 +159,8 @@ def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict) -> JudgedCa
         would="",
         reason="",
     )
-    tool = registry.tool(tool_id, payload.get("toolVersion"))  # a refusal names no version: the latest
+    # A refusal names no version: the latest. An MCP server's tool is found among the tenant's.
+    tool = registry.tool(tool_id, payload.get("toolVersion")) or mcp_tools.get(tool_id)
     agent = gates_of_agent.get((run.agent_key, run.agent_version)) if is_agent else None
     if tool is None or (is_agent and agent is None):
         judged.reason = "its tool or agent is no longer in the packs"

@@ -20,6 +20,9 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 from kindgi_site.mcp.endpoint import endpoint as mcp_endpoint  # noqa: E402
 from kindgi_site.routing import websocket_urlpatterns  # noqa: E402
+from tools.mcp.refresher import start_refresher  # noqa: E402
+
+start_refresher()
 
 # daphne serves no static files of its own; in development Django's finders do.
 django_http = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app

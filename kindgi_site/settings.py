@@ -213,6 +213,8 @@ KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 # {"Authorization": "env:TRACKER_TOKEN"}}]. Tenants add their own in the admin.
 KINDGI_MCP_SERVERS = ENV.json_list("KINDGI_MCP_SERVERS")
 KINDGI_MCP_TIMEOUT_SECONDS = ENV.integer("KINDGI_MCP_TIMEOUT_SECONDS", 30)
+# Web and worker processes list the servers again this often (seconds; 0: only on demand).
+KINDGI_MCP_REFRESH_SECONDS = ENV.integer("KINDGI_MCP_REFRESH_SECONDS", 300)
 
 # Production logs are JSON lines, each line about a run carrying its id (core.logs).
 LOGGING = logging_config(

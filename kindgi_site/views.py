@@ -5,7 +5,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from tools.selectors import catalog_summary
+from tools.selectors import catalog_summary, mcp_server_health
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -28,7 +28,10 @@ def readyz(request: HttpRequest) -> JsonResponse:
         except Exception as error:  # whatever broke, say so and stay down
             results[name] = f"failing: {type(error).__name__}"
     ready = all(result == "ok" for result in results.values())
-    return JsonResponse({"status": "ok" if ready else "unavailable", **results}, status=200 if ready else 503)
+    body = {"status": "ok" if ready else "unavailable", **results}
+    if ready and (servers := mcp_server_health()) is not None:
+        body["mcpServers"] = servers  # a detail: a server that does not answer leaves Kindgi ready
+    return JsonResponse(body, status=200 if ready else 503)
 
 
 def _database_answers() -> None:

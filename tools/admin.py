@@ -1,12 +1,13 @@
 """The catalog in the admin: definitions are code and read-only; gate overrides are the admin's."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.utils.html import format_html_join
 
 from core.admin import ReadOnlyAdminMixin, pretty_json
 from tenants.models import Tenant
-from tools.models import Agent, AgentGateOverride, Flow, Tool
+from tools.mcp.catalog import do_refresh_mcp_servers, do_save_mcp_server
+from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
 class InServiceFilter(admin.SimpleListFilter):
@@ -227,3 +228,64 @@ class FlowAdmin(DefinitionAdmin):
     @admin.display(description="output mapping")
     def output_pretty(self, obj: Flow) -> str:
         return pretty_json(obj.output)
+
+
+class McpServerForm(forms.ModelForm):
+    class Meta:
+        model = McpServer
+        fields = ["name", "tenant", "transport", "command", "env", "url", "headers", "enabled"]
+
+
+@admin.register(McpServer)
+class McpServerAdmin(admin.ModelAdmin):
+    """A tenant's own MCP servers; the site's (KINDGI_MCP_SERVERS) are shown, not edited here.
+    Saving one lists its tools at once; a server that does not answer is saved and reported."""
+
+    form = McpServerForm
+    list_display = ["name", "tenant", "transport", "enabled", "answering", "listed_at", "last_error"]
+    list_filter = ["tenant", "transport", "enabled"]
+    list_select_related = ["tenant"]
+    search_fields = ["name"]
+    readonly_fields = ["source", "listed_at", "checked_at", "last_error", "tools_listed"]
+    actions = ["refresh_tools"]
+
+    @admin.display(boolean=True, description="answering")
+    def answering(self, obj: McpServer) -> bool:
+        return obj.answers
+
+    @admin.display(description="its tools in service")
+    def tools_listed(self, obj: McpServer) -> str:
+        keys = obj.tools.filter(retired_at__isnull=True).values_list("key", flat=True) if obj.pk else []
+        return ", ".join(keys) or "none"
+
+    def get_queryset(self, request):
+        servers = super().get_queryset(request)
+        if request.user.is_superuser:
+            return servers
+        membership = getattr(request.user, "membership", None)
+        return servers.filter(tenant=membership.tenant) if membership else servers.none()
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and obj.source == McpServer.Source.SETTINGS:
+            return False  # it follows KINDGI_MCP_SERVERS
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # turn it off instead: its tools retire, and the runs that used them keep their history
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant" and not request.user.is_superuser:
+            membership = getattr(request.user, "membership", None)
+            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        report = do_save_mcp_server(obj)
+        if report is not None:
+            level = messages.SUCCESS if report.answered else messages.WARNING
+            self.message_user(request, str(report), level)
+
+    @admin.action(description="List the tools of the selected servers again")
+    def refresh_tools(self, request, queryset):
+        for report in do_refresh_mcp_servers(list(queryset.values_list("name", flat=True))):
+            self.message_user(request, str(report), messages.SUCCESS if report.answered else messages.WARNING)

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.checks import Error, Warning, register
 
 from kindgi import DefinitionErrors, load_registry
+from tools.mcp.specs import ServerSpecError, specs_from_setting
 
 
 @register("kindgi")
@@ -43,3 +44,25 @@ def check_packs(app_configs=None, **kwargs):
         for tool in registry.tools.values()
         for effect in tool.contradicting_effects
     ]
+
+
+@register("kindgi")
+def check_mcp_servers(app_configs=None, **kwargs):
+    """``KINDGI_MCP_SERVERS`` is well formed and names no pack (a pack's tools own its ids)."""
+    packs = getattr(settings, "KINDGI_PACKS", None) or []
+    try:
+        names = [pack.name for pack in load_registry(packs).packs]
+    except (DefinitionErrors, TypeError):
+        names = []  # check_packs reports it
+    try:
+        specs_from_setting(getattr(settings, "KINDGI_MCP_SERVERS", []), packs=names)
+    except ServerSpecError as error:
+        return [
+            Error(
+                f"KINDGI_MCP_SERVERS: {error}",
+                hint='Each server: {"name": …, "command": [...], "env": {...}} or {"name": …, "url": …, '
+                '"headers": {...}}; see README, "MCP servers".',
+                id="kindgi.E003",
+            )
+        ]
+    return []

@@ -2,7 +2,7 @@ from dataclasses import dataclass
 
 from django.db.models import F, Q
 
-from tools.models import Agent, AgentGateOverride, Flow, Tool
+from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -14,8 +14,8 @@ class CatalogSummary:
 
 
 def catalog_summary() -> CatalogSummary:
-    """Counts of the definitions in service (retired ones left out)."""
-    tools = Tool.objects.filter(retired_at__isnull=True)
+    """Counts of the packs' definitions in service (retired ones and MCP servers' tools left out)."""
+    tools = Tool.objects.filter(retired_at__isnull=True, origin=Tool.Origin.CODE)
     packs = set(tools.values_list("pack", flat=True).distinct())
     packs |= set(Agent.objects.filter(retired_at__isnull=True).values_list("pack", flat=True))
     packs |= set(Flow.objects.filter(retired_at__isnull=True).values_list("pack", flat=True))
@@ -59,3 +59,20 @@ def admin_overrides_of_agents(
     ):
         found[(key, version)][tool_key] = (gate, condition)
     return found
+
+
+def mcp_server_health() -> dict | None:
+    """For anyone who asks (``/readyz``): how many enabled MCP servers answered when last asked,
+    and the names of the site's own that did not (a tenant's server is its business). None when
+    there are none."""
+    rows = list(
+        McpServer.objects.filter(enabled=True).values_list("name", "tenant_id", "listed_at", "last_error")
+    )
+    if not rows:
+        return None
+    silent = [(name, tenant_id) for name, tenant_id, listed_at, error in rows if listed_at is None or error]
+    return {
+        "answering": len(rows) - len(silent),
+        "notAnswering": len(silent),
+        "siteServersNotAnswering": sorted(name for name, tenant_id in silent if tenant_id is None),
+    }

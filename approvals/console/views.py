@@ -22,8 +22,8 @@ from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from core.errors import DomainError
+from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
-from tools.registry import get_registry
 
 PAGE_SIZE = 50
 AGES = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
@@ -107,7 +107,7 @@ def _approval_context(request, membership, reviewer, approval_id) -> dict | None
         approval = approval_get_for_tenant(membership.tenant, approval_id)
     except ApprovalError:
         return None
-    tool = get_registry().tool(approval.tool_key, approval.tool_version)
+    tool = tool_for_tenant(approval.tool_key, approval.tool_version, membership.tenant_id)
     return {
         "approval": approval,
         "decision": getattr(approval, "decision", None),

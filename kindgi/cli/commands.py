@@ -119,10 +119,25 @@ def reviewers_list(args) -> int:
 
 def catalog_list(kind: str):
     def handler(args) -> int:
-        show(_api(args).get(f"/{kind}"), output=args.output, kind=kind)
+        api = _api(args)
+        show(api.get(f"/{kind}"), output=args.output, kind=kind)
+        if kind == "tools":
+            _warn_of_silent_servers(api)
         return OK
 
     return handler
+
+
+def _warn_of_silent_servers(api: Api) -> None:
+    """On standard error, so that the list on standard output stays the API's JSON."""
+    for server in api.get("/mcp-servers")["items"]:
+        if server["enabled"] and not server["answering"]:
+            why = server["lastError"] or "it has not been asked yet"
+            print(
+                f"warning: MCP server {server['name']} is not answering ({why}); "
+                f"its {server['tools']} tool(s) listed before may fail",
+                file=sys.stderr,
+            )
 
 
 def catalog_get(kind: str):

@@ -112,6 +112,7 @@ def expected(endpoint: str, caller: str) -> int:
         "GET agents/id": 200,
         "GET flows": 200,
         "GET flows/id": 200,
+        "GET mcp-servers": 200,
         # Another tenant's things do not exist for the caller.
         "GET run": 404 if other else 200,
         "GET run journal": 404 if other else 200,
@@ -147,6 +148,7 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET agents/id", "get", "/api/v1/agents/acme-ops.status-agent", None),
         ("GET flows", "get", "/api/v1/flows", None),
         ("GET flows/id", "get", "/api/v1/flows/my-pack.check-order", None),
+        ("GET mcp-servers", "get", "/api/v1/mcp-servers", None),
         ("GET approval-rules", "get", "/api/v1/approval-rules", None),
         ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
         (

@@ -2,6 +2,8 @@
 catalog and in runs: every call through the one call policy, never read-only whatever the server
 claims, results as outside data, every failure as data for the model."""
 
+import html
+
 import pytest
 from django.test import override_settings
 
@@ -41,6 +43,7 @@ class TestTheCatalog:
             "notes.crash-server",
             "notes.forget-tool",
             "notes.read-note",
+            "notes.server-pid",
             "notes.slow-note",
             "notes.write-note",
         ]
@@ -53,7 +56,7 @@ class TestTheCatalog:
         assert read.effects == [{"kind": "external-side-effect", "resource": "mcp:notes"}]
         assert read.input_schema["required"] == ["name"]
         assert read.description == "Read one note by its name."
-        assert notes.created == 5
+        assert notes.created == 6
 
     def test_a_tool_the_server_stops_listing_is_retired_not_deleted(self, notes):
         spec = spec_from_config(McpServer.objects.get(name="notes").config())
@@ -62,7 +65,7 @@ class TestTheCatalog:
         assert report.retired == 1
         retired = Tool.objects.get(key="notes.slow-note")
         assert retired.retired_at is not None
-        assert Tool.objects.filter(origin="mcp", retired_at__isnull=True).count() == 4
+        assert Tool.objects.filter(origin="mcp", retired_at__isnull=True).count() == 5
 
     def test_a_server_that_does_not_answer_is_reported_and_keeps_its_tools(self, notes):
         with override_settings(KINDGI_MCP_SERVERS=[{"name": "notes", "command": ["/nonexistent/server"]}]):
@@ -71,7 +74,7 @@ class TestTheCatalog:
         assert "nonexistent" in report.error
         server = McpServer.objects.get(name="notes")
         assert server.last_error == report.error
-        assert Tool.objects.filter(origin="mcp", retired_at__isnull=True).count() == 5
+        assert Tool.objects.filter(origin="mcp", retired_at__isnull=True).count() == 6
 
     def test_a_server_left_out_of_the_setting_is_turned_off_and_its_tools_retire(self, notes):
         with override_settings(KINDGI_MCP_SERVERS=[]):
@@ -219,7 +222,7 @@ class TestStreamableHttp:
         ):
             (report,) = do_refresh_mcp_servers()
             assert report.answered, report.error
-            assert report.created == 5
+            assert report.created == 6
             # The secret stays in the environment: the row holds only its name.
             assert McpServer.objects.get(name="notes").headers == {"Authorization": "env:NOTES_AUTHORIZATION"}
             SCRIPT.replies[:] = [calls(("c1", "notes.write-note", {"name": "a", "text": "b"})), answer()]
@@ -237,4 +240,34 @@ class TestStreamableHttp:
         with override_settings(KINDGI_MCP_SERVERS=[server]):
             (report,) = do_refresh_mcp_servers(timeout=5)
         assert not report.answered
-        assert "wrong" not in report.error and "s3cret" not in report.error
+        assert "wrong" not in report.error
+        assert "s3cret" not in report.error
+
+
+class TestReviewers:
+    def test_the_approval_page_shows_where_the_tool_comes_from_and_its_claims_as_claims(self, notes):
+        from tests.console.test_console import signed_in
+        from tests.factories import reviewer
+
+        SCRIPT.replies[:] = [calls(("c1", "notes.read-note", {"name": "welcome"}))]
+        run = start("mcp-probe.clerk")
+        page = html.unescape(
+            signed_in(reviewer("ada")).get(f"/console/approvals/{run.approvals.get().pk}/").text
+        )
+        assert "the MCP server <code>notes</code>, as its tool <code>read_note</code>" in page
+        assert "<code>readOnlyHint</code>: true" in page
+        assert "(the server's word, not checked)" in page
+        assert "external side effect" in page
+        assert "no: it changes things" in page
+
+
+class TestConnections:
+    def test_one_connection_per_server_shared_by_threads_at_once(self, notes):
+        from concurrent.futures import ThreadPoolExecutor
+
+        spec = spec_from_config(McpServer.objects.get(name="notes").config())
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(lambda _: POOL.call_tool(spec, "server_pid", {}), range(16)))
+        pids = {result.structured_content["result"] for result in results}
+        assert len(pids) == 1
+        assert all(not result.is_error for result in results)

@@ -50,6 +50,12 @@ def slow_note(seconds: float) -> str:
 
 
 @server.tool()
+def server_pid() -> int:
+    """Which process answers: the same one while the connection lasts."""
+    return os.getpid()
+
+
+@server.tool()
 def crash_server() -> str:
     """Stop the server in the middle of the call."""
     os._exit(3)

@@ -1,7 +1,7 @@
 from django.core.checks import Error, Warning, run_checks
 from django.test import override_settings
 
-from tools.checks import check_packs
+from tools.checks import check_mcp_servers, check_packs
 
 
 def test_the_sample_packs_raise_nothing():
@@ -44,3 +44,41 @@ def test_e002_when_the_setting_is_not_a_list():
     [message] = check_packs()
     assert message.id == "kindgi.E002"
     assert "KINDGI_PACKS must be a list of Python module paths, not 'packs.my_pack'" in message.msg
+
+
+@override_settings(KINDGI_MCP_SERVERS=[{"name": "my-pack", "command": ["python", "server.py"]}])
+def test_e003_an_mcp_server_may_not_take_a_packs_name():
+    (message,) = check_mcp_servers()
+    assert message.id == "kindgi.E003"
+    assert message.msg == (
+        "KINDGI_MCP_SERVERS: server 'my-pack': name 'my-pack' is a pack's: "
+        "an MCP server's tools would share its ids"
+    )
+
+
+@override_settings(
+    KINDGI_MCP_SERVERS=[{"name": "files", "command": ["python"], "url": "http://127.0.0.1:9/mcp"}]
+)
+def test_e003_a_server_is_reached_one_way():
+    (message,) = check_mcp_servers()
+    assert "give either command (stdio) or url (streamable HTTP), not both" in message.msg
+
+
+@override_settings(KINDGI_MCP_SERVERS=[{"name": "files", "comand": ["python"]}])
+def test_e003_names_an_unknown_field():
+    (message,) = check_mcp_servers()
+    assert "unknown field(s) comand" in message.msg
+
+
+@override_settings(
+    KINDGI_MCP_SERVERS=[
+        {"name": "files", "command": ["python", "server.py"], "env": {}},
+        {
+            "name": "tracker",
+            "url": "http://127.0.0.1:9000/mcp",
+            "headers": {"Authorization": "env:TRACKER_TOKEN"},
+        },
+    ]
+)
+def test_the_readmes_example_is_right():
+    assert check_mcp_servers() == []

@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import JsonObjectField, StrictCharField, StrictSerializer
-from tools.models import Agent, AgentGateOverride, Flow, Tool
+from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
 class EffectSerializer(serializers.Serializer):
@@ -21,6 +21,10 @@ class ToolSerializer(serializers.ModelSerializer):
     inputSchema = JsonObjectField(source="input_schema")
     outputSchema = JsonObjectField(source="output_schema")
     retired = serializers.BooleanField(source="is_retired")
+    mcpServer = serializers.CharField(
+        source="mcp_server.name", allow_null=True, default=None, help_text="For MCP tools: their server."
+    )
+    claims = JsonObjectField(help_text="For MCP tools: the server's annotations, its claims, not trusted.")
 
     class Meta:
         model = Tool
@@ -40,6 +44,8 @@ class ToolSerializer(serializers.ModelSerializer):
             "inputSchema",
             "outputSchema",
             "retired",
+            "mcpServer",
+            "claims",
         ]
         read_only_fields = fields
 
@@ -140,3 +146,34 @@ class SetOverrideSerializer(StrictSerializer):
     condition = StrictCharField(
         required=False, allow_blank=True, default="", help_text="e.g. /amountCents > 10000; empty: always."
     )
+
+
+class McpServerSerializer(serializers.ModelSerializer):
+    scope = serializers.SerializerMethodField(help_text="site: for every tenant; tenant: your own.")
+    answering = serializers.BooleanField(source="answers")
+    lastError = serializers.CharField(source="last_error")
+    listedAt = serializers.DateTimeField(source="listed_at", allow_null=True)
+    checkedAt = serializers.DateTimeField(source="checked_at", allow_null=True)
+    tools = serializers.IntegerField(source="tools_in_service", help_text="Its tools in service.")
+
+    class Meta:
+        model = McpServer
+        fields = [
+            "name",
+            "scope",
+            "transport",
+            "enabled",
+            "answering",
+            "lastError",
+            "listedAt",
+            "checkedAt",
+            "tools",
+        ]
+        read_only_fields = fields
+
+    def get_scope(self, server: McpServer) -> str:
+        return "site" if server.tenant_id is None else "tenant"
+
+
+class McpServerListSerializer(serializers.Serializer):
+    items = McpServerSerializer(many=True)

@@ -15,4 +15,5 @@ urlpatterns = [
     ),
     path("flows", views.FlowListApi.as_view(), name="flows"),
     path("flows/<str:definition_id>", views.FlowDetailApi.as_view(), name="flow"),
+    path("mcp-servers", views.McpServerListApi.as_view(), name="mcp-servers"),
 ]

@@ -1,4 +1,4 @@
-from django.db.models import Prefetch, Q
+from django.db.models import Count, Prefetch, Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
@@ -11,20 +11,28 @@ from tools.actions import check_set_override, do_clear_override
 from tools.api.serializers import (
     AgentSerializer,
     FlowSerializer,
+    McpServerListSerializer,
     OverrideListSerializer,
     SetOverrideSerializer,
     ToolSerializer,
 )
 from tools.exceptions import DefinitionNotFoundError
-from tools.models import Agent, AgentGateOverride, Flow, Tool
+from tools.mcp.definitions import visible_to
+from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
 class CatalogPagination(ItemsCursorPagination):
     ordering = ("key", "version")
 
 
-def _queryset(model):
+def _queryset(model, tenant_id):
     rows = model.objects.filter(retired_at__isnull=True)
+    if model is Tool:
+        # A pack's tools, and the MCP tools of the servers the tenant may use.
+        servers = McpServer.objects.filter(visible_to(tenant_id), enabled=True)
+        rows = rows.filter(Q(mcp_server__isnull=True) | Q(mcp_server__in=servers)).select_related(
+            "mcp_server"
+        )
     if model is Agent:
         rows = rows.prefetch_related(Prefetch("admin_overrides", queryset=AgentGateOverride.objects.all()))
     return rows
@@ -38,15 +46,15 @@ class CatalogListApi(generics.ListAPIView):
     model = None
 
     def get_queryset(self):
-        return _queryset(self.model)
+        return _queryset(self.model, self.request.user.membership.tenant_id)
 
     def get_serializer_context(self):
         # The admins' overrides shown are those that gate the caller's tenant's runs.
         return super().get_serializer_context() | {"tenant_id": self.request.user.membership.tenant_id}
 
 
-def _newest(model, definition_id: str, version: str | None, what: str):
-    rows = list(_queryset(model).filter(key=definition_id))
+def _newest(model, definition_id: str, version: str | None, what: str, tenant_id):
+    rows = list(_queryset(model, tenant_id).filter(key=definition_id))
     if version:
         rows = [row for row in rows if row.version == version]
     if not rows:
@@ -65,8 +73,9 @@ class CatalogDetailApi(APIView):
     what = ""
 
     def get(self, request, definition_id):
-        row = _newest(self.model, definition_id, request.query_params.get("version"), self.what)
-        context = {"tenant_id": request.user.membership.tenant_id}
+        tenant_id = request.user.membership.tenant_id
+        row = _newest(self.model, definition_id, request.query_params.get("version"), self.what, tenant_id)
+        context = {"tenant_id": tenant_id}
         return Response(self.serializer_class(row, context=context).data)
 
 
@@ -118,7 +127,7 @@ class AgentOverridesApi(APIView):
 
     @extend_schema(responses=OverrideListSerializer)
     def get(self, request, definition_id):
-        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent", None)
         return Response(OverrideListSerializer(_overrides_of(agent, request.user.membership.tenant)).data)
 
 
@@ -133,7 +142,7 @@ class AgentOverrideApi(APIView):
     def put(self, request, definition_id, tool_id):
         data = SetOverrideSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent", None)
         tenant = request.user.membership.tenant
         check_set_override(
             agent=agent,
@@ -147,8 +156,22 @@ class AgentOverrideApi(APIView):
 
     @extend_schema(request=None, responses=OverrideListSerializer)
     def delete(self, request, definition_id, tool_id):
-        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent")
+        agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent", None)
         tenant = request.user.membership.tenant
         if not do_clear_override(agent=agent, tenant=tenant, tool_id=tool_id):
             raise DefinitionNotFoundError(f"your tenant has no override of {agent.key} for {tool_id!r}")
         return Response(OverrideListSerializer(_overrides_of(agent, tenant)).data)
+
+
+class McpServerListApi(APIView):
+    """The MCP servers whose tools your tenant's runs may use (every tenant's, and your own), and
+    whether each answered when it was last asked for its tools."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=McpServerListSerializer)
+    def get(self, request):
+        tenant_id = request.user.membership.tenant_id
+        in_service = Count("tools", filter=Q(tools__retired_at__isnull=True))
+        servers = McpServer.objects.filter(visible_to(tenant_id)).annotate(tools_in_service=in_service)
+        return Response(McpServerListSerializer({"items": servers}).data)

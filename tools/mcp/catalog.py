@@ -99,6 +99,20 @@ def do_sync_settings_servers() -> list[McpServer]:
     return synced
 
 
+def do_save_mcp_server(server: McpServer) -> ServerReport | None:
+    """Save a tenant's server (checked as ``McpServer.clean`` checks it) and list its tools, or
+    retire them when it is turned off. The listing waits ``LISTING_WAIT_SECONDS`` at most."""
+    server.full_clean()
+    with transaction.atomic():
+        server.save()
+    reports = do_refresh_mcp_servers([server.name], timeout=LISTING_WAIT_SECONDS)
+    return reports[0] if reports else None
+
+
+# Saving a server in the admin waits this long at most for its first listing.
+LISTING_WAIT_SECONDS = 5
+
+
 def _pack_names() -> list[str]:
     return [pack.name for pack in get_registry().packs]
 

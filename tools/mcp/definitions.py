@@ -13,12 +13,13 @@ import mcp_types
 from django.db.models import Q
 from mcp import MCPError
 
-from kindgi import ToolContext, ToolError
+from kindgi import ToolContext, ToolDefinition, ToolError
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, McpArguments, McpTool
 from tools.mcp.client import POOL, McpTimeout, McpUnavailable
 from tools.mcp.specs import ServerSpec, ServerSpecError, spec_from_config
 from tools.models import McpServer, Tool
+from tools.registry import get_registry
 
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
 MCP_SERVER_UNAVAILABLE = "MCP_SERVER_UNAVAILABLE"
@@ -125,3 +126,11 @@ def _block(block) -> Any:
 
 def _text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
+
+
+def tool_for_tenant(tool_id: str, version: str | None, tenant_id) -> ToolDefinition | None:
+    """A tool as ``tenant_id``'s runs see it: a pack's, or an MCP server's it may use."""
+    tool = get_registry().tool(tool_id, version)
+    if tool is not None:
+        return tool
+    return mcp_tools_for(tenant_id, tool_ids=[tool_id]).get(tool_id)

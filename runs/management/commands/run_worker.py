@@ -2,6 +2,7 @@ from django_tasks_db.management.commands.db_worker import Command as DatabaseWor
 from prometheus_client import start_http_server
 
 from core.metrics import process_registry
+from tools.mcp.refresher import start_refresher
 
 
 class Command(DatabaseWorkerCommand):
@@ -20,4 +21,5 @@ class Command(DatabaseWorkerCommand):
     def handle(self, *args, metrics_port: int | None, metrics_host: str, **options):
         if metrics_port is not None:
             start_http_server(metrics_port, addr=metrics_host, registry=process_registry())
+        start_refresher()  # MCP servers' listings stay fresh wherever runs execute
         super().handle(*args, **options)

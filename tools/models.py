@@ -11,6 +11,8 @@ from django.db import models
 
 from kindgi import GateOverride
 from kindgi.conditions import ConditionError, parse_condition
+from tools.mcp.specs import ServerSpecError, spec_from_config
+from tools.registry import get_registry
 
 
 class Definition(models.Model):
@@ -108,11 +110,14 @@ class McpServer(models.Model):
         return {"name": self.name, "url": self.url, "headers": self.headers}
 
     def clean(self) -> None:
-        from tools.mcp.specs import ServerSpecError, spec_from_config
-        from tools.registry import get_registry
-
         if self.source == self.Source.ADMIN and self.tenant_id is None:
             raise ValidationError({"tenant": "A server made in the admin belongs to a tenant."})
+        if self.transport == self.Transport.STDIO and (self.url or self.headers):
+            raise ValidationError("A stdio server is started by its command: leave url and headers empty.")
+        if self.transport == self.Transport.HTTP and (self.command or self.env):
+            raise ValidationError(
+                "A streamable HTTP server is reached by its url: leave command and env empty."
+            )
         try:
             spec_from_config(self.config(), packs=[pack.name for pack in get_registry().packs])
         except ServerSpecError as error:

@@ -9,6 +9,7 @@ left out, with the reason, when they do not).
 """
 
 import argparse
+import base64
 import datetime
 import json
 import os
@@ -73,6 +74,7 @@ def _environment(needs: str | None, tasks: str, folder: Path) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "kindgi_site.settings",
         "KINDGI_DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(48),
+        "KINDGI_ENCRYPTION_KEY": base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         "KINDGI_SSL_REDIRECT": "false",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "KINDGI_PACKS": "packs.my_pack,packs.acme_ops,bench.pack",

@@ -16,6 +16,7 @@ It exits 1 if any approval was lost, any call ran twice, or any socket missed an
 """
 
 import argparse
+import base64
 import contextlib
 import datetime
 import json
@@ -655,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
             "KINDGI_PACKS": "packs.my_pack,packs.acme_ops,bench.chaos_pack",
             "KINDGI_DEBUG": "false",
             "SECRET_KEY": "chaos-" + os.urandom(32).hex(),
+            "KINDGI_ENCRYPTION_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
             "KINDGI_SSL_REDIRECT": "false",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "KINDGI_LOG_FORMAT": "json",

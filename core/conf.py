@@ -42,6 +42,9 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_WEBHOOK_BACKOFF_SECONDS": 30,
     # MCP servers for every tenant (a JSON list; tenants add their own in the admin), how long a
     # call or a listing may take, and how often listings are refreshed.
+    "KINDGI_ENCRYPTION_KEY": "",
+    # Apps people may connect, for every tenant (a JSON list; tenants add their own in the admin).
+    "KINDGI_CONNECTION_APPS": (),
     "KINDGI_MCP_SERVERS": (),
     "KINDGI_MCP_TIMEOUT_SECONDS": 30,
     "KINDGI_MCP_REFRESH_SECONDS": 300,

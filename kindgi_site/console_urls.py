@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 
 from approvals.console import rules
 from approvals.console import views as approvals
+from connections import console as connections
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from runs import console as runs
 from tenants.signin import SignInView
@@ -24,4 +25,8 @@ urlpatterns = [
     path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),
     path("runs/<anyuuid:run_id>/live/", runs.run_live, name="run-live"),
     path("runs/<anyuuid:run_id>/cancel/", runs.run_cancel, name="run-cancel"),
+    path("connections/", connections.connections_page, name="connections"),
+    path("connections/connect/", connections.connect, name="connect"),
+    path("connections/callback/", connections.callback, name="connection-callback"),
+    path("connections/<anyuuid:connection_id>/disconnect/", connections.disconnect, name="disconnect"),
 ]

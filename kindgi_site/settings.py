@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "tools",
     "runs",
     "approvals",
+    "connections",
 ]
 
 MIDDLEWARE = [
@@ -172,6 +173,7 @@ SPECTACULAR_SETTINGS = {
         # tenant rule's.
         "OverrideGateEnum": ["always_ask", "never_ask"],
         "ApprovalRuleGateEnum": "approvals.models.ApprovalRule.Gate",
+        "ConnectionStatusEnum": "connections.models.Connection.Status",
     },
 }
 
@@ -213,6 +215,14 @@ KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 # {"Authorization": "env:TRACKER_TOKEN"}}]. Tenants add their own in the admin.
 KINDGI_MCP_SERVERS = ENV.json_list("KINDGI_MCP_SERVERS")
 KINDGI_MCP_TIMEOUT_SECONDS = ENV.integer("KINDGI_MCP_TIMEOUT_SECONDS", 30)
+# The keys that seal people's connection tokens at rest: Fernet keys, comma-separated, newest
+# first (README, "Connections": rotating a key). Required in production (kindgi.E010).
+KINDGI_ENCRYPTION_KEY = ENV.text("KINDGI_ENCRYPTION_KEY")
+# Apps (OAuth 2 providers) every tenant's people may connect: [{"name": "tracker", "authorizeUrl":
+# …, "tokenUrl": …, "scopes": [...], "clientId": …, "clientSecretEnv": "TRACKER_CLIENT_SECRET",
+# "apiBaseUrl": …}]. Tenants add their own in the admin.
+KINDGI_CONNECTION_APPS = ENV.json_list("KINDGI_CONNECTION_APPS")
+
 # Web and worker processes list the servers again this often (seconds; 0: only on demand).
 KINDGI_MCP_REFRESH_SECONDS = ENV.integer("KINDGI_MCP_REFRESH_SECONDS", 300)
 

@@ -1,9 +1,16 @@
 import os
 
 import pytest
+from django.conf import settings
 
 from packs.acme_ops.status_page import STATUS_PAGE
 from packs.my_pack.order_book import ORDER_BOOK
+
+# pytest-django turns DEBUG off, and a site without DEBUG must seal connections with a key of its
+# own (kindgi.E010): the tests' own, unless the environment gives one.
+TEST_ENCRYPTION_KEY = "dGVzdHMtb25seS1rZXktdGhhdC1pcy0zMi1ieXRlcyE="
+if not settings.KINDGI_ENCRYPTION_KEY:
+    settings.KINDGI_ENCRYPTION_KEY = TEST_ENCRYPTION_KEY
 
 
 @pytest.fixture(autouse=True)

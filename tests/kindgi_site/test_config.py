@@ -73,6 +73,7 @@ PRODUCTION = {
     "SECRET_KEY": "k" * 20 + "a-real-deployment-uses-50-random-characters-here",
     "ALLOWED_HOSTS": "kindgi.example.com",
     "KINDGI_HSTS_PRELOAD": "true",
+    "KINDGI_ENCRYPTION_KEY": "0" * 43 + "=",
 }
 
 

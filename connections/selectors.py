@@ -1,0 +1,29 @@
+"""Reads of apps and connections: a person sees their own connections, never anyone else's."""
+
+from django.db.models import Q, QuerySet
+
+from connections.exceptions import ConnectionNotFoundError
+from connections.models import App, Connection
+
+
+def apps_for_tenant(tenant_id) -> QuerySet[App]:
+    """The apps a tenant's people may connect: the site's, and the tenant's own."""
+    return App.objects.filter(Q(tenant__isnull=True) | Q(tenant_id=tenant_id), enabled=True)
+
+
+def app_for_tenant(tenant_id, name: str) -> App:
+    app = apps_for_tenant(tenant_id).filter(name=name).first()
+    if app is None:
+        raise ConnectionNotFoundError(f"there is no app {name!r} to connect")
+    return app
+
+
+def connections_of(user) -> QuerySet[Connection]:
+    return Connection.objects.filter(owner=user).select_related("app").order_by("-created_at")
+
+
+def connection_of(user, connection_id) -> Connection:
+    connection = connections_of(user).filter(pk=connection_id).first()
+    if connection is None:
+        raise ConnectionNotFoundError(f"you have no connection {connection_id}")
+    return connection

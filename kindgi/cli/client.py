@@ -22,6 +22,9 @@ class Api:
     def post(self, path: str, body: Any = None) -> Any:
         return self._request("POST", path, json=body if body is not None else {})
 
+    def delete(self, path: str) -> Any:
+        return self._request("DELETE", path)
+
     def _request(self, method: str, path: str, **options) -> Any:
         try:
             response = self._http.request(method, path, **options)

@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import time
 
 from kindgi.cli.client import Api
 from kindgi.cli.config import resolve
@@ -138,6 +139,46 @@ def _warn_of_silent_servers(api: Api) -> None:
                 f"its {server['tools']} tool(s) listed before may fail",
                 file=sys.stderr,
             )
+
+
+def connections_list(args) -> int:
+    show(_api(args).get("/connections"), output=args.output, kind="connections")
+    return OK
+
+
+def connections_remove(args) -> int:
+    show(_api(args).delete(f"/connections/{args.id}"))
+    return OK
+
+
+def connections_connect(args) -> int:
+    """Print the URL to open, then wait until the app has answered (or the wait is over)."""
+    api = _api(args)
+    started = api.post("/connections", {"app": args.app})
+    # On standard error, so that standard output stays the API's JSON (the connection, at the end).
+    print(
+        "Open this address in a browser signed in to Kindgi, and allow access:\n\n"
+        f"  {started['authorizeUrl']}\n\nWaiting for {started['appName']} to answer (Ctrl-C stops waiting)…",
+        file=sys.stderr,
+        flush=True,
+    )
+    deadline = time.monotonic() + args.wait
+    while True:
+        connection = api.get(f"/connections/{started['id']}")
+        if connection["status"] != "pending" or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_SECONDS)
+    show(connection)
+    if connection["status"] == "active":
+        return OK
+    if connection["status"] == "pending":
+        print(f"kindgi: not connected yet after {args.wait:g} s; the address still works", file=sys.stderr)
+    else:
+        print(f"kindgi: not connected: {connection['failure'] or connection['status']}", file=sys.stderr)
+    return API_ERROR
+
+
+POLL_SECONDS = 1
 
 
 def catalog_get(kind: str):

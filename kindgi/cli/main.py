@@ -241,6 +241,33 @@ def build_parser() -> Parser:
         "kindgi reviewers list --output=table",
     )
 
+    connections = _group(
+        areas, "connections", "your connections to outside apps", "kindgi connections connect tracker"
+    )
+    connect = _command(
+        connections,
+        "connect",
+        commands.connections_connect,
+        "Connect an app: prints the address to open, then waits until you have allowed access there.",
+        "kindgi connections connect tracker",
+    )
+    connect.add_argument("app", help="the app's name (GET /api/v1/connection-apps lists them)")
+    connect.add_argument("--wait", type=float, default=300, help="seconds to wait for the app (default 300)")
+    _command(
+        connections,
+        "list",
+        commands.connections_list,
+        "List your connections, newest first.",
+        "kindgi connections list --output=table",
+    )
+    _command(
+        connections,
+        "remove",
+        commands.connections_remove,
+        "Disconnect: the connection's tokens are forgotten at once.",
+        "kindgi connections remove 5d7c0a8e-3c1f-4f8e-9a53-1f0d6f3b2a11",
+    ).add_argument("id")
+
     for kind in ("tools", "agents", "flows"):
         group = _group(areas, kind, f"the catalog's {kind}", f"kindgi {kind} list --output=table")
         _command(

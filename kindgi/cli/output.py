@@ -10,6 +10,7 @@ TABLE_COLUMNS = {
     "agents": ["id", "version", "name", "gatesEnabled"],
     "flows": ["id", "version", "description"],
     "journal": ["sequence", "kind", "nodeId", "durationMs", "time"],
+    "connections": ["id", "app", "status", "scopes", "connectedAt", "lastUsedAt"],
 }
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from connections import oauth
-from connections.crypto import seal, unseal
+from connections.crypto import reseal, seal, unseal
 from connections.exceptions import (
     ConnectionNotFoundError,
     ConnectionRefusedByAppError,
@@ -202,3 +202,20 @@ def do_sync_settings_apps() -> int:
         app.save()
     App.objects.filter(source=App.Source.SETTINGS).exclude(name__in=names).update(enabled=False)
     return len(listed)
+
+
+def do_reseal_connections(batch: int = 500) -> int:
+    """Every connection's sealed secrets, sealed again with the newest key, a batch per transaction."""
+    count, last = 0, None
+    while True:
+        with transaction.atomic():
+            rows = Connection.objects.select_for_update().order_by("pk")
+            rows = list((rows.filter(pk__gt=last) if last else rows)[:batch])
+            for connection in rows:
+                for name in ("access_token", "refresh_token", "code_verifier"):
+                    setattr(connection, name, reseal(getattr(connection, name)))
+                connection.save(update_fields=["access_token", "refresh_token", "code_verifier"])
+        if not rows:
+            return count
+        count += len(rows)
+        last = rows[-1].pk

@@ -10,6 +10,8 @@ from channels.testing import WebsocketCommunicator
 from rest_framework.test import APIClient
 
 from approvals.models import Approval, ApprovalRule
+from connections.crypto import seal
+from connections.models import App, Connection
 from kindgi_site.asgi import application
 from runs.actions import check_start_run
 from tenants.tokens import do_create_token, do_revoke_token
@@ -37,6 +39,8 @@ class World:
     cancellable: str
     approval: str
     rule: int
+    # Cora's connection: nobody but Cora may know of it, in her tenant or any other.
+    connection: str
     # What must never appear in a response to a caller of the other tenant, and vice versa.
     ours: set[str]
     theirs: set[str]
@@ -56,13 +60,37 @@ def world() -> World:
     rule = ApprovalRule.objects.create(tenant=ours, name="acme rule", gate="deny", tool_pattern="x.*")
     their_run, their_approval = _gated_run(other_tenant())
     ApprovalRule.objects.create(tenant=other_tenant(), name="globex rule", gate="deny")
+    app = _app(ours, "acme-tracker")
+    _app(other_tenant(), "globex-tracker")
+    connection = Connection.objects.create(
+        app=app, owner=member("cora"), tenant=ours, status="active", access_token=seal("cora-secret")
+    )
     return World(
         run=run,
         cancellable=cancellable,
         approval=approval,
         rule=rule.pk,
-        ours={run, approval, cancellable, "acme rule"},
-        theirs={their_run, their_approval, "globex rule"},
+        connection=str(connection.pk),
+        ours={run, approval, cancellable, "acme rule", str(connection.pk), "cora-secret"},
+        theirs={
+            their_run,
+            their_approval,
+            "globex rule",
+            "globex-tracker",
+            str(connection.pk),
+            "cora-secret",
+        },
+    )
+
+
+def _app(tenant, name: str) -> App:
+    return App.objects.create(
+        name=name,
+        tenant=tenant,
+        authorize_url="https://apps.example/authorize",
+        token_url="https://apps.example/token",
+        client_id="kindgi",
+        api_base_url="https://apps.example/api",
     )
 
 
@@ -113,6 +141,12 @@ def expected(endpoint: str, caller: str) -> int:
         "GET flows": 200,
         "GET flows/id": 200,
         "GET mcp-servers": 200,
+        "GET connection-apps": 200,
+        "GET connections": 200,
+        "POST connections": 404 if other else 201,
+        # A connection is its owner's alone: even in her tenant, Cora's does not exist for others.
+        "GET connection": 404,
+        "DELETE connection": 404,
         # Another tenant's things do not exist for the caller.
         "GET run": 404 if other else 200,
         "GET run journal": 404 if other else 200,
@@ -149,6 +183,9 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET flows", "get", "/api/v1/flows", None),
         ("GET flows/id", "get", "/api/v1/flows/my-pack.check-order", None),
         ("GET mcp-servers", "get", "/api/v1/mcp-servers", None),
+        ("GET connection-apps", "get", "/api/v1/connection-apps", None),
+        ("GET connections", "get", "/api/v1/connections", None),
+        ("GET connection", "get", f"/api/v1/connections/{world.connection}", None),
         ("GET approval-rules", "get", "/api/v1/approval-rules", None),
         ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
         (
@@ -176,6 +213,8 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
             "/api/v1/approval-rules",
             {"name": "new", "gate": "deny", "toolPattern": "y.*"},
         ),
+        ("POST connections", "post", "/api/v1/connections", {"app": "acme-tracker"}),
+        ("DELETE connection", "delete", f"/api/v1/connections/{world.connection}", None),
         ("PATCH approval-rule", "patch", f"/api/v1/approval-rules/{world.rule}", {"enabled": False}),
         ("DELETE approval-rule", "delete", f"/api/v1/approval-rules/{world.rule}", None),
     ]

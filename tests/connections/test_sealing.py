@@ -59,3 +59,33 @@ def test_a_production_site_without_a_key_fails_its_checks():
     )
     assert result.returncode != 0
     assert "kindgi.E010" in result.stderr
+
+
+@pytest.mark.django_db
+def test_reseal_connections_moves_every_token_to_the_newest_key():
+    from django.core.management import call_command
+
+    from connections.models import App, Connection
+    from tests.factories import default_tenant, member
+
+    with override_settings(KINDGI_ENCRYPTION_KEY=OLD):
+        app = App.objects.create(
+            name="tracker",
+            tenant=default_tenant(),
+            authorize_url="https://apps.example/authorize",
+            token_url="https://apps.example/token",
+            client_id="kindgi",
+            api_base_url="https://apps.example/api",
+        )
+        connection = Connection.objects.create(
+            app=app,
+            owner=member("ada"),
+            tenant=default_tenant(),
+            access_token=seal("a"),
+            refresh_token=seal("r"),
+        )
+    with override_settings(KINDGI_ENCRYPTION_KEY=f"{NEW},{OLD}"):
+        call_command("reseal_connections")
+    connection.refresh_from_db()
+    with override_settings(KINDGI_ENCRYPTION_KEY=NEW):
+        assert (unseal(connection.access_token), unseal(connection.refresh_token)) == ("a", "r")

@@ -9,6 +9,7 @@ from approvals.events import CANCELLED, CREATED, announce
 from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
 from core.conf import setting
+from runs.calls import starter_of
 from runs.engine.waitpoints import PENDING_TOOL_CALL
 from runs.models import Run
 
@@ -16,13 +17,6 @@ from runs.models import Run
 def _expiry(gate: dict[str, Any]):
     seconds = gate.get("ttlSeconds") or setting("KINDGI_APPROVAL_TTL_SECONDS")
     return timezone.now() + timedelta(seconds=seconds) if seconds else None
-
-
-def _starter_of(run: Run):
-    """Who started the run, or the flow run it is a step of."""
-    while run.started_by_id is None and run.parent_id is not None:
-        run = Run.objects.only("started_by_id", "parent_id").get(pk=run.parent_id)
-    return run.started_by_id
 
 
 class ApprovalWaitpoints:
@@ -49,7 +43,7 @@ class ApprovalWaitpoints:
                 node_id=waitpoint.get("nodeId", "") if flow_step else "",
                 arguments=waitpoint["arguments"],
                 digest=waitpoint["digest"],
-                started_by_id=_starter_of(run),
+                started_by_id=starter_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
                 reviewer_ids=list(gate.get("reviewerIds", [])),

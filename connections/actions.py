@@ -20,8 +20,11 @@ from connections.exceptions import (
     ConnectionUnusableError,
 )
 from connections.models import App, Connection
-from connections.selectors import app_for_tenant, connection_of
+from connections.selectors import app_for_tenant, connection_of, runs_waiting_for
 from core.conf import setting
+from runs.actions import resume_locked_run
+from runs.engine.waitpoints import CONNECTION
+from runs.models import Run, RunStatus
 
 
 def _digest(state: str) -> str:
@@ -82,6 +85,7 @@ def check_finish_connection(*, user, state: str, code: str = "", error: str = ""
         pending.state_digest = pending.code_verifier = ""
         pending.failure = ""
         pending.save()
+    resume_runs_waiting_for(pending)
     return pending
 
 
@@ -219,3 +223,19 @@ def do_reseal_connections(batch: int = 500) -> int:
             return count
         count += len(rows)
         last = rows[-1].pk
+
+
+def resume_runs_waiting_for(connection: Connection) -> int:
+    """Resume each run that waits for ``connection``'s owner to connect its app; how many."""
+    key = {"kind": CONNECTION, "app": connection.app.name, "ownerId": str(connection.owner_id)}
+    resumed = 0
+    for run_id in runs_waiting_for(connection.owner, app_name=connection.app.name).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(pk=run_id)
+            if run.status != RunStatus.SUSPENDED or any(run.waitpoint.get(k) != v for k, v in key.items()):
+                continue  # resumed meanwhile by another answer
+            resume_locked_run(run, waitpoint_key=key, resolution={"connectionId": str(connection.pk)})
+            resumed += 1
+    return resumed

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from connections.actions import check_finish_connection, check_start_connection, do_remove_connection
 from connections.exceptions import ConnectionError_
-from connections.selectors import apps_for_tenant, connections_of
+from connections.selectors import apps_for_tenant, connections_of, runs_waiting_for
 
 
 def _tenant(request):
@@ -34,7 +34,13 @@ def connections_page(request: HttpRequest) -> HttpResponse:
     mine = list(connections_of(request.user).exclude(status="pending")[:100])
     connected = {connection.app_id for connection in mine if connection.status == "active"}
     apps = [(app, app.pk in connected) for app in apps_for_tenant(tenant.pk)]
-    response = render(request, "console/connections.html", {"apps": apps, "connections": mine})
+    labels = {app.name: app.label for app, _ in apps}
+    waiting = [
+        (run, labels.get(run.waitpoint["app"], run.waitpoint["app"]), run.waitpoint["app"])
+        for run in runs_waiting_for(request.user).filter(tenant=tenant).order_by("-created_at")[:50]
+    ]
+    context = {"apps": apps, "connections": mine, "waiting": waiting}
+    response = render(request, "console/connections.html", context)
     # "Connect" posts here, and is sent on to the app: the page's forms may lead there, and only there.
     origins = sorted({_origin(app.authorize_url) for app, _ in apps})
     response._csp_config = {**settings.SECURE_CSP, "form-action": [CSP.SELF, *origins]}

@@ -4,6 +4,8 @@ from django.db.models import Q, QuerySet
 
 from connections.exceptions import ConnectionNotFoundError
 from connections.models import App, Connection
+from runs.engine.waitpoints import CONNECTION
+from runs.models import Run, RunStatus
 
 
 def apps_for_tenant(tenant_id) -> QuerySet[App]:
@@ -27,3 +29,10 @@ def connection_of(user, connection_id) -> Connection:
     if connection is None:
         raise ConnectionNotFoundError(f"you have no connection {connection_id}")
     return connection
+
+
+def runs_waiting_for(owner, *, app_name: str | None = None):
+    waiting = Run.objects.filter(
+        status=RunStatus.SUSPENDED, waitpoint__kind=CONNECTION, waitpoint__ownerId=str(owner.pk)
+    )
+    return waiting.filter(waitpoint__app=app_name) if app_name else waiting

@@ -24,7 +24,7 @@ from kindgi.models import ModelReply, ModelRequest, ScriptedModel, ToolCall, Too
 from kindgi.packs import Pack, define_pack
 from kindgi.registry import Registry, build_registry, load_registry
 from kindgi.schema import CamelModel
-from kindgi.tools import Execution, ToolContext, ToolDefinition, ToolOrigin, tool
+from kindgi.tools import Execution, ToolConnection, ToolContext, ToolDefinition, ToolOrigin, tool
 
 __all__ = [
     "MUTATING_EFFECT_KINDS",
@@ -49,6 +49,7 @@ __all__ = [
     "Registry",
     "ScriptedModel",
     "ToolCall",
+    "ToolConnection",
     "ToolContext",
     "ToolDefinition",
     "ToolError",

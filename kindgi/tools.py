@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from kindgi.effects import Effect
 from kindgi.errors import DefinitionError
-from kindgi.naming import check_definition_id, check_semver
+from kindgi.naming import check_definition_id, check_name, check_semver
 
 
 class Execution(StrEnum):
@@ -23,6 +23,21 @@ class Execution(StrEnum):
 class ToolOrigin(StrEnum):
     CODE = "code"
     MCP = "mcp"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolConnection:
+    """The connection a call uses: whose it is, to which app, and an authorised HTTP client for
+    the app's API (``with ctx.connection.client() as http: http.get("/me")``)."""
+
+    app: str
+    owner: str
+    open_client: Callable[[], Any] = field(repr=False, compare=False)
+
+    def client(self) -> Any:
+        """An ``httpx.Client`` whose requests are relative to the app's API and carry the
+        connection's token (refreshed first if it had expired)."""
+        return self.open_client()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +52,8 @@ class ToolContext:
     idempotency_key: str | None = None
     dry_run: bool = False
     read_only: bool = False
+    # For a tool that declares connection=: the connection this call uses.
+    connection: ToolConnection | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +77,8 @@ class ToolDefinition:
     may_wait: bool = False
     execution: Execution = Execution.PARALLEL
     origin: ToolOrigin = ToolOrigin.CODE
+    # The app (by name) whose connection the tool acts through, if any.
+    connection: str | None = None
 
     @property
     def is_read_only(self) -> bool:
@@ -109,6 +128,7 @@ def tool(
     idempotent: bool = False,
     may_wait: bool = False,
     execution: str = Execution.PARALLEL,
+    connection: str | None = None,
 ) -> Callable[[Callable[..., Any]], ToolDefinition]:
     """Declare a tool.
 
@@ -139,6 +159,8 @@ def tool(
             raise DefinitionError(
                 f"{what}: execution {execution!r} must be 'parallel' or 'sequential'"
             ) from None
+        if connection is not None:
+            check_name(connection, what=f"{what}: connection")
         declared_effects = []
         for index, value in enumerate(effects):
             try:
@@ -163,6 +185,7 @@ def tool(
             idempotent=idempotent,
             may_wait=may_wait,
             execution=execution_mode,
+            connection=connection,
         )
 
     return decorate

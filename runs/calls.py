@@ -13,6 +13,7 @@ from django.conf import settings
 from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.conditions import parse_condition
 from kindgi.flows import NodeKind
+from runs.connections import connections_for_run
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, prepare
@@ -54,14 +55,23 @@ def agent_gates(
     return AgentGates(enabled=agent.gates_enabled, overrides=overrides)
 
 
+def starter_of(run: Run):
+    """Who started the run, or the flow run it is a step of (a user id), or None."""
+    while run.started_by_id is None and run.parent_id is not None:
+        run = Run.objects.only("started_by_id", "parent_id").get(pk=run.parent_id)
+    return run.started_by_id
+
+
 def run_facts(run: Run) -> RunFacts:
     history = conversation_history(run) if run.is_agent_turn and not run.messages else ()
+    starter = starter_of(run)
     return RunFacts(
         id=str(run.pk),
         tenant_id=str(run.tenant_id),
         tenant_slug=run.tenant.slug,
         dry_run=run.dry_run,
         read_only=run.read_only,
+        started_by=str(starter) if starter is not None else None,
         input=run.input,
         messages=run.messages,
         history=history,
@@ -99,12 +109,18 @@ def policy_context(
     if isinstance(target, FlowDefinition):
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
+        mcp_tools = flow_mcp_tools(target, run.tenant_id, registry=registry)
+        steps = [
+            registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
+        ]
         return PolicyContext(
-            run=facts, tools=flow_mcp_tools(target, run.tenant_id, registry=registry), rules=rules
+            run=facts, tools=mcp_tools, rules=rules, connections=_connections(run, facts, steps)
         )
+    tools = agent_tools(target, run.tenant_id, registry=registry)
     return PolicyContext(
         run=facts,
-        tools=agent_tools(target, run.tenant_id, registry=registry),
+        tools=tools,
+        connections=_connections(run, facts, tools.values()),
         agent_id=target.id,
         agent_gates=agent_gates(target, run.tenant_id),
         guardrails=target.guardrails,
@@ -135,6 +151,14 @@ def flow_mcp_tools(flow: FlowDefinition, tenant_id, *, registry: Registry) -> di
         if node.kind == NodeKind.TOOL and registry.tool(node.target) is None
     ]
     return mcp_tools_for(tenant_id, tool_ids=elsewhere) if elsewhere else {}
+
+
+def _connections(run: Run, facts: RunFacts, tools) -> dict:
+    """The connections the run's calls may act through: read only for runs whose tools use one."""
+    apps = {tool.connection for tool in tools if tool is not None and tool.connection}
+    if not apps or facts.started_by is None:
+        return {}
+    return connections_for_run(run, apps)
 
 
 def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:

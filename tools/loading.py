@@ -60,6 +60,7 @@ def tool_fields(tool: ToolDefinition) -> dict[str, Any]:
         "may_wait": tool.may_wait,
         "execution": tool.execution.value,
         "origin": tool.origin.value,
+        "connection": tool.connection or "",
     }
 
 

@@ -145,6 +145,9 @@ class Tool(Definition):
     may_wait = models.BooleanField(default=False)
     execution = models.CharField(max_length=16, choices=Execution.choices, default=Execution.PARALLEL)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.CODE)
+    connection = models.CharField(
+        max_length=100, blank=True, help_text="The app whose connection the tool acts through, if any."
+    )
     mcp_server = models.ForeignKey(
         McpServer, null=True, blank=True, on_delete=models.PROTECT, related_name="tools"
     )

@@ -100,6 +100,7 @@ class FlowRun:
             idempotency_key=f"{self.run.id}:{call.call_id}",
             dry_run=self.run.dry_run,
             read_only=self.run.read_only,
+            connection=call.connection,
         )
         invocation = invoke(call.tool, call.validated, context)
         result = result_entry(call, invocation, for_a_model=False)

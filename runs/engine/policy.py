@@ -20,12 +20,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kindgi import BeforeToolGuardrail, GuardedCall, ToolDefinition
+from kindgi import BeforeToolGuardrail, GuardedCall, ToolConnection, ToolDefinition
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate
 from runs.engine.invocation import InvalidArguments, check_arguments, error_data
 from runs.engine.state import RunFacts, RunState
-from runs.engine.waitpoints import APPROVE, approval_waitpoint, call_digest, interrupted_waitpoint
+from runs.engine.waitpoints import (
+    APPROVE,
+    approval_waitpoint,
+    call_digest,
+    connection_required_waitpoint,
+    interrupted_waitpoint,
+)
 
 TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
 TOOL_INTERRUPTED = "TOOL_INTERRUPTED"
@@ -61,6 +67,8 @@ class ProposedCall:
     approval: Mapping[str, Any] | None = None
     # Entries the steps made on the way (guardrail judgements): recorded whatever the verdict.
     notes: tuple[Entry, ...] = ()
+    # The connection the call acts through, for a tool that declares one.
+    connection: ToolConnection | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,8 @@ class PolicyContext:
     rules: Sequence[Rule] = ()
     # Tools a person approved earlier in the conversation (for ask-once gates).
     approved_tools: Collection[str] = field(default_factory=frozenset)
+    # The connections the run may use, by app: the person who started it's, where they have one.
+    connections: Mapping[str, ToolConnection] = field(default_factory=dict)
 
 
 Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
@@ -345,6 +355,25 @@ def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
     return Pass(replace(call, notes=tuple(notes)))
 
 
+def connection(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
+    """A tool that acts through an app uses the connection of the person who started the run; one
+    who has not connected the app (or whose connection stopped working) is asked to, and the run
+    waits until they have."""
+    app = call.tool.connection
+    if not app:
+        return Pass(call)
+    if ctx.run.started_by is None:
+        reason = f'no person started this run, so no one\'s connection to "{app}" may be used'
+        return _not_allowed(call, reason, f'connection-unavailable: tool "{call.tool_id}": {reason}')
+    chosen = ctx.connections.get(app)
+    if chosen is None:
+        waitpoint = connection_required_waitpoint(
+            call_id=call.call_id, tool_id=call.tool_id, app=app, owner_id=ctx.run.started_by
+        )
+        return Suspend(call=call, waitpoint=waitpoint)
+    return Pass(replace(call, connection=chosen))
+
+
 def bound_to_approval(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
     """A call that waited for a person runs only as they approved it: the same tool, version
     and arguments (the digest the decision recorded)."""
@@ -372,6 +401,7 @@ STEPS: tuple[Step, ...] = (
     recovery,
     gate,
     guardrails,
+    connection,
     bound_to_approval,
 )
 

@@ -22,6 +22,8 @@ class RunFacts:
     tenant_slug: str | None = None
     dry_run: bool = False
     read_only: bool = False
+    # Who started the run (or the flow run it is a step of), as a user id; None: no person did.
+    started_by: str | None = None
     input: Mapping[str, Any] = field(default_factory=dict)
     # An agent turn's conversation as stored (empty before its first step).
     messages: Sequence[Mapping[str, Any]] = ()

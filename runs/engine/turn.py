@@ -14,7 +14,15 @@ from typing import Any
 from core.conf import setting
 from core.jsonlimits import without_nul
 from core.logs import about_run
-from kindgi import AgentDefinition, ModelReply, ModelRequest, ToolContext, ToolDefinition, ToolSpec
+from kindgi import (
+    AgentDefinition,
+    ModelReply,
+    ModelRequest,
+    ToolConnection,
+    ToolContext,
+    ToolDefinition,
+    ToolSpec,
+)
 from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
@@ -191,7 +199,8 @@ class AgentTurn:
             return CallTraits(read_only=False)
         return CallTraits(
             read_only=tool.is_read_only,
-            may_wait=tool.may_wait,
+            # A call through a connection may wait for its person to connect the app: on its own.
+            may_wait=tool.may_wait or bool(tool.connection),
             sequential=tool.execution == "sequential",
             guarded=any(guardrail.applies_to(tool.id) for guardrail in ctx.guardrails),
             needs_approval=gate_of(call, tool, ctx, ctx.approved_tools).gate == Gate.ASK,
@@ -238,7 +247,7 @@ class AgentTurn:
 
     def _execute(self, ready: list[ProposedCall]) -> None:
         self._record(*(entry for call in ready for entry in (*call.notes, called_entry(call))))
-        jobs = [(call.tool, call.validated, self._context(call.call_id)) for call in ready]
+        jobs = [(call.tool, call.validated, self._context(call.call_id, call.connection)) for call in ready]
         if len(jobs) == 1:
             invocations = [invoke(*jobs[0])]
         else:
@@ -253,8 +262,9 @@ class AgentTurn:
         finally:
             self.recorder.thread_finished()
 
-    def _context(self, call_id: str) -> ToolContext:
+    def _context(self, call_id: str, connection: ToolConnection | None = None) -> ToolContext:
         return ToolContext(
+            connection=connection,
             run_id=self.run.id,
             call_id=call_id,
             tenant_id=self.run.tenant_id,

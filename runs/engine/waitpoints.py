@@ -12,6 +12,10 @@ from typing import Any
 # Kinds of waitpoint.
 APPROVAL = "approval"
 CHILD_RUN = "child-run"
+# A person's connection to an app (the connections app owns it).
+CONNECTION = "connection"
+# What a connection waitpoint waits for: the person who started the run to connect the app.
+CONNECTION_REQUIRED = "connection:required"
 
 # What an approval waitpoint asks a person about.
 PENDING_TOOL_CALL = "tool-call:pending"
@@ -75,3 +79,16 @@ def interrupted_waitpoint(*, call_id: str, tool_id: str, tool_version: str, argu
 
 def child_run_waitpoint(run_id: str) -> dict[str, Any]:
     return {"kind": CHILD_RUN, "runId": run_id}
+
+
+def connection_required_waitpoint(*, call_id: str, tool_id: str, app: str, owner_id: str) -> dict[str, Any]:
+    """Wait for the person who started the run (``owner_id``) to connect ``app``; the call then
+    runs with their connection."""
+    return {
+        "kind": CONNECTION,
+        "subjectKind": CONNECTION_REQUIRED,
+        "callId": call_id,
+        "toolId": tool_id,
+        "app": app,
+        "ownerId": owner_id,
+    }

@@ -25,6 +25,9 @@ class ToolSerializer(serializers.ModelSerializer):
         source="mcp_server.name", allow_null=True, default=None, help_text="For MCP tools: their server."
     )
     claims = JsonObjectField(help_text="For MCP tools: the server's annotations, its claims, not trusted.")
+    connection = serializers.SerializerMethodField(
+        help_text="The app whose connection the tool acts through (null: none)."
+    )
 
     class Meta:
         model = Tool
@@ -46,8 +49,12 @@ class ToolSerializer(serializers.ModelSerializer):
             "retired",
             "mcpServer",
             "claims",
+            "connection",
         ]
         read_only_fields = fields
+
+    def get_connection(self, tool: Tool) -> str | None:
+        return tool.connection or None
 
 
 class ToolRefSerializer(serializers.Serializer):

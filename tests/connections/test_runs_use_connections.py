@@ -1,0 +1,148 @@
+"""A run's call through a person's connection: a person-started run uses its starter's, and waits
+for them to connect the app when they have none (or it stopped working), then goes on by itself."""
+
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from connections.models import Connection
+from runs.actions import check_start_run
+from runs.models import Run, RunStatus
+from tenants.tokens import do_create_token
+from tests.connections.test_connecting import connect
+from tests.factories import default_tenant, member
+from tests.pack_fixtures.probes import SCRIPT
+from tests.runs.helpers import answer, calls
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PACKS = [
+    "packs.my_pack",
+    "packs.acme_ops",
+    "tests.pack_fixtures.probes",
+    "tests.pack_fixtures.connection_probes",
+]
+
+
+@pytest.fixture(autouse=True)
+def _packs():
+    SCRIPT.reset()
+    with override_settings(KINDGI_PACKS=PACKS, KINDGI_MODEL_RETRY_DELAY_SECONDS=0):
+        yield
+
+
+def ask_who(user) -> Run:
+    SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
+    return check_start_run(
+        agent_id="conn-probe.assistant", input={"userMessage": "who am I?"}, acting_user=user
+    )
+
+
+def result_of(run: Run, call_id: str):
+    return next(m["content"] for m in run.messages if m.get("callId") == call_id)
+
+
+def test_a_person_without_a_connection_is_asked_and_the_run_goes_on_once_they_connect(tracker, oauth_server):
+    ada = member("ada")
+    api_calls = oauth_server.control()["stats"]["api"]
+    run = ask_who(ada)
+    assert run.status == RunStatus.SUSPENDED
+    assert run.waitpoint == {
+        "kind": "connection",
+        "subjectKind": "connection:required",
+        "callId": "c1",
+        "toolId": "conn-probe.who-am-i",
+        "app": "tracker",
+        "ownerId": str(ada.pk),
+        "nodeId": "",
+    }
+    assert not run.journal.filter(kind="tool.called").exists()
+    page = _console_of(ada)
+    assert "waits for you to connect Tracker" in page
+
+    connect(ada, oauth_server)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert result_of(run, "c1") == {"user": "ada@test-app", "via": "ada"}
+    assert run.journal.filter(kind="tool.called").count() == 1
+    assert oauth_server.control()["stats"]["api"] == api_calls + 1
+
+
+def test_a_revoked_grant_makes_the_next_call_wait_for_a_new_connection(tracker, oauth_server):
+    ada = member("ada")
+    connection = connect(ada, oauth_server)
+    oauth_server.control(revokeAll=True)
+    Connection.objects.filter(pk=connection.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    run = ask_who(ada)
+    assert run.status == RunStatus.SUSPENDED
+    assert run.waitpoint["subjectKind"] == "connection:required"
+    connection.refresh_from_db()
+    assert connection.status == "revoked"
+
+    connect(ada, oauth_server)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+
+
+def test_a_run_nobody_started_may_not_use_anyones_connection_yet(tracker, oauth_server):
+    connect(member("ada"), oauth_server)
+    SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
+    run = check_start_run(
+        tenant=default_tenant(), agent_id="conn-probe.assistant", input={"userMessage": "who?"}
+    )
+    assert run.status == RunStatus.COMPLETED
+    error = result_of(run, "c1")["error"]
+    assert error["code"] == "TOOL_NOT_ALLOWED"
+    assert "no person started this run" in error["message"]
+    assert not run.journal.filter(kind="tool.called").exists()
+
+
+def test_the_catalog_says_which_app_a_tool_uses(tracker):
+    from tools.loading import do_load_catalog
+
+    do_load_catalog()
+    _, token = do_create_token(user=member("ada"))
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/v1/tools/conn-probe.who-am-i").json()["connection"] == "tracker"
+    assert api.get("/api/v1/tools/my-pack.lookup-order").json()["connection"] is None
+
+
+def _console_of(user) -> str:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client.get("/console/connections/").text
+
+
+def test_the_tokens_appear_in_no_journal_conversation_response_page_or_log(tracker, oauth_server, caplog):
+    from django.test import Client
+
+    from connections.crypto import unseal
+
+    ada = member("ada")
+    connection = connect(ada, oauth_server)
+    secrets = [unseal(connection.access_token), unseal(connection.refresh_token)]
+    run = ask_who(ada)
+    assert run.status == RunStatus.COMPLETED
+    _, token = do_create_token(user=ada)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    browser = Client()
+    browser.force_login(ada)
+    seen = [
+        str(list(run.journal.values_list("payload", flat=True))),
+        str(run.messages),
+        api.get(f"/api/v1/runs/{run.pk}").content.decode(),
+        api.get(f"/api/v1/runs/{run.pk}/journal").content.decode(),
+        api.get("/api/v1/connections").content.decode(),
+        browser.get(f"/console/runs/{run.pk}/").content.decode(),
+        browser.get("/console/connections/").content.decode(),
+        caplog.text,
+    ]
+    for secret in secrets:
+        assert secret
+        assert not [text for text in seen if secret in text]

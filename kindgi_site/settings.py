@@ -215,6 +215,8 @@ KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
 # {"Authorization": "env:TRACKER_TOKEN"}}]. Tenants add their own in the admin.
 KINDGI_MCP_SERVERS = ENV.json_list("KINDGI_MCP_SERVERS")
 KINDGI_MCP_TIMEOUT_SECONDS = ENV.integer("KINDGI_MCP_TIMEOUT_SECONDS", 30)
+# How long a call of /mcp waits for its run before answering with where the run stands.
+KINDGI_MCP_CALL_WAIT_SECONDS = ENV.integer("KINDGI_MCP_CALL_WAIT_SECONDS", 20)
 # The keys that seal people's connection tokens at rest: Fernet keys, comma-separated, newest
 # first (README, "Connections": rotating a key). Required in production (kindgi.E010).
 KINDGI_ENCRYPTION_KEY = ENV.text("KINDGI_ENCRYPTION_KEY")

@@ -10,6 +10,7 @@ daphne sends no ASGI lifespan events.
 import asyncio
 import contextvars
 import json
+import time
 from dataclasses import dataclass
 
 import mcp_types
@@ -18,7 +19,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core.api.permissions import NO_TENANT
-from kindgi_site.mcp.offer import call, offered
+from core.conf import setting
+from kindgi_site.mcp.offer import CallAnswer, answer_for, offered, start, still_going
 from tenants.models import Membership
 from tenants.tokens import active_token, bearer_token
 
@@ -61,15 +63,27 @@ async def _list_tools(ctx, params) -> mcp_types.ListToolsResult:
 
 async def _call_tool(ctx, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
     caller = _caller_of(ctx)
-    answer = await database_sync_to_async(call)(
+    started = await database_sync_to_async(start)(
         name=params.name, arguments=params.arguments or {}, user=caller.user, tenant=caller.tenant
     )
+    answer = started if isinstance(started, CallAnswer) else await _answer_when_ready(started)
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=json.dumps(answer.data, indent=2))],
         structured_content=answer.data,
         is_error=answer.is_error,
     )
 
+
+async def _answer_when_ready(run) -> CallAnswer:
+    """Wait (without holding a thread) until the run ends or waits for a person, or until the
+    call's time is up, then say where it stands."""
+    deadline = time.monotonic() + setting("KINDGI_MCP_CALL_WAIT_SECONDS")
+    while time.monotonic() < deadline and await database_sync_to_async(still_going)(run):
+        await asyncio.sleep(POLL_SECONDS)
+    return await database_sync_to_async(answer_for)(run)
+
+
+POLL_SECONDS = 0.2
 
 SERVER = Server(
     "kindgi",

@@ -6,12 +6,10 @@ output when the run ends within the call's time; a run that waits for a person's
 answers with that approval and the run's id, and goes on once it is decided.
 """
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from approvals.selectors import pending_approvals_of_run
-from core.conf import setting
 from core.errors import DomainError
 from kindgi import AgentDefinition, FlowDefinition, Registry
 from kindgi.flows import NodeKind
@@ -19,9 +17,6 @@ from kindgi.naming import semver_key
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
 from tools.registry import get_registry
-
-ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
-POLL_SECONDS = 0.2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,9 +89,9 @@ def only_reads(definition: FlowDefinition | AgentDefinition, registry: Registry)
     return True
 
 
-def call(*, name: str, arguments: dict[str, Any], user, tenant) -> CallAnswer:
-    """Start a run of the flow or agent ``name`` and wait for it as long as a call may.
-    Synchronous (touches the database)."""
+def start(*, name: str, arguments: dict[str, Any], user, tenant) -> Run | CallAnswer:
+    """Start a run of the flow or agent ``name`` as ``user``: the run (with the immediate task
+    backend, already ended or waiting), or the error answer. Synchronous (touches the database)."""
     registry = get_registry()
     kind = (
         "flow" if registry.flow(name) is not None else "agent" if registry.agent(name) is not None else None
@@ -104,7 +99,7 @@ def call(*, name: str, arguments: dict[str, Any], user, tenant) -> CallAnswer:
     if kind is None:
         return CallAnswer(data={"error": f"no flow or agent named {name!r}"}, is_error=True)
     try:
-        run = check_start_run(
+        return check_start_run(
             flow_id=name if kind == "flow" else None,
             agent_id=name if kind == "agent" else None,
             input=arguments,
@@ -115,16 +110,12 @@ def call(*, name: str, arguments: dict[str, Any], user, tenant) -> CallAnswer:
         return CallAnswer(
             data={"error": "; ".join(error.errors) if error.errors else str(error)}, is_error=True
         )
-    return answer_for(_waited(run))
 
 
-def _waited(run: Run) -> Run:
-    """The run once it ended or waits for a person, or as it is when the call's time is up."""
-    deadline = time.monotonic() + setting("KINDGI_MCP_CALL_WAIT_SECONDS")
-    while run.status in (RunStatus.QUEUED, RunStatus.RUNNING) and time.monotonic() < deadline:
-        time.sleep(POLL_SECONDS)
-        run.refresh_from_db()
-    return run
+def still_going(run: Run) -> bool:
+    """Whether a call should wait longer for ``run`` (re-read first): queued or running."""
+    run.refresh_from_db()
+    return run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 def answer_for(run: Run) -> CallAnswer:

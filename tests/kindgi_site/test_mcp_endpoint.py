@@ -122,3 +122,24 @@ def test_no_token_no_mcp(server, authorization, status):
     response = httpx.post(f"{server.url}/mcp", json=body, headers=headers)
     assert response.status_code == status
     assert response.json()["error"]["code"] == "unauthenticated"
+
+
+@pytest.fixture(scope="module")
+def queueing_server(django_db_setup, django_db_blocker):
+    """Runs are queued for workers, and none is running: a call's time runs out first."""
+    environment = database_env(connection) | {"KINDGI_TASKS": "db", "KINDGI_MCP_CALL_WAIT_SECONDS": "1"}
+    with django_db_blocker.unblock(), LiveServer(environment) as live:
+        yield live
+
+
+def test_a_run_that_has_not_ended_when_the_time_is_up_says_where_it_stands(queueing_server, token):
+    async def check(client):
+        return await client.call_tool("my-pack.check-order", {"orderId": "ord_1001"})
+
+    result = over_mcp(queueing_server, token, check)
+    assert result.is_error is False
+    data = result.structured_content
+    assert data["status"] == "queued"
+    assert data["waitingFor"] == []
+    assert f"kindgi runs get {data['runId']}" in data["message"]
+    assert Run.objects.get(pk=data["runId"]).status == RunStatus.QUEUED

@@ -23,11 +23,10 @@ from approvals.models import (
 )
 from approvals.roles import reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
-from core.admin import ReadOnlyAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
 from core.display import effect_words, json_summary
 from core.errors import DomainError
 from kindgi.effects import EffectKind
-from tenants.models import Tenant
 from tools.models import Tool
 
 
@@ -67,7 +66,7 @@ class DecideForm(forms.Form):
 
 
 @admin.register(Approval)
-class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ApprovalAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """A review console too: each row says what the call does and why it waits, and the approve
     and reject actions decide through ``decide_each``, the same door and decision rights as the
     console, the API and the CLI. A staff user who is no reviewer, or whose role is too low, is
@@ -113,7 +112,7 @@ class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         tool_effects = Tool.objects.filter(key=OuterRef("tool_key"), version=OuterRef("tool_version"))
-        approvals = (
+        return (
             super()
             .get_queryset(request)
             .annotate(
@@ -121,10 +120,6 @@ class ApprovalAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 tool_effects=Subquery(tool_effects.values("effects")[:1], output_field=JSONField()),
             )
         )
-        if request.user.is_superuser:
-            return approvals
-        membership = getattr(request.user, "membership", None)
-        return approvals.filter(tenant=membership.tenant) if membership else approvals.none()
 
     @admin.display(description="the call", ordering="tool_key")
     def the_call(self, obj: Approval) -> str:
@@ -238,7 +233,7 @@ class ApprovalRuleForm(forms.ModelForm):
 
 
 @admin.register(ApprovalRule)
-class ApprovalRuleAdmin(admin.ModelAdmin):
+class ApprovalRuleAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     """Superusers see every tenant's rules; other staff only their own tenant's."""
 
     form = ApprovalRuleForm
@@ -273,19 +268,6 @@ class ApprovalRuleAdmin(admin.ModelAdmin):
         # The reviewers were saved with the rule; only inlines (none today) remain.
         for formset in formsets:
             self.save_formset(request, form, formset, change=change)
-
-    def get_queryset(self, request):
-        rules = super().get_queryset(request)
-        if request.user.is_superuser:
-            return rules
-        membership = getattr(request.user, "membership", None)
-        return rules.filter(tenant=membership.tenant) if membership else rules.none()
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "tenant" and not request.user.is_superuser:
-            membership = getattr(request.user, "membership", None)
-            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 class WebhookForm(forms.ModelForm):

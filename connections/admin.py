@@ -4,11 +4,11 @@ their owner, app, status and scopes, never their tokens."""
 from django.contrib import admin
 
 from connections.models import App, Connection
-from tenants.models import Tenant
+from core.admin import TenantScopedAdminMixin
 
 
 @admin.register(App)
-class AppAdmin(admin.ModelAdmin):
+class AppAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "display_name", "tenant", "enabled", "client_id"]
     list_filter = ["tenant", "enabled"]
     search_fields = ["name", "display_name"]
@@ -25,25 +25,12 @@ class AppAdmin(admin.ModelAdmin):
         "enabled",
     ]
 
-    def get_queryset(self, request):
-        apps = super().get_queryset(request)
-        if request.user.is_superuser:
-            return apps
-        membership = getattr(request.user, "membership", None)
-        return apps.filter(tenant=membership.tenant) if membership else apps.none()
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "tenant" and not request.user.is_superuser:
-            membership = getattr(request.user, "membership", None)
-            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
     def has_delete_permission(self, request, obj=None):
         return False  # turn it off instead: connections to it keep their history
 
 
 @admin.register(Connection)
-class ConnectionAdmin(admin.ModelAdmin):
+class ConnectionAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["app", "owner", "tenant", "status", "connected_at", "last_used_at"]
     list_filter = ["status", "app", "tenant"]
     list_select_related = ["app", "owner", "tenant"]
@@ -62,13 +49,6 @@ class ConnectionAdmin(admin.ModelAdmin):
         "failure",
     ]
     readonly_fields = fields
-
-    def get_queryset(self, request):
-        connections = super().get_queryset(request)
-        if request.user.is_superuser:
-            return connections
-        membership = getattr(request.user, "membership", None)
-        return connections.filter(tenant=membership.tenant) if membership else connections.none()
 
     def has_add_permission(self, request):
         return False  # a person connects an app themselves, in the console or the CLI

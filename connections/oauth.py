@@ -9,8 +9,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from authlib.common.errors import AuthlibBaseError
-from authlib.integrations.httpx_client import OAuth2Client
 from django.utils import timezone
 
 from connections.models import App
@@ -44,9 +42,9 @@ def client_secret(app: App) -> str | None:
     return secret
 
 
-def client_for(
-    app: App, *, redirect_uri: str | None = None, token: dict | None = None, **more
-) -> OAuth2Client:
+def client_for(app: App, *, redirect_uri: str | None = None, token: dict | None = None, **more):
+    from authlib.integrations.httpx_client import OAuth2Client  # imported when first used, not with Django
+
     return OAuth2Client(
         client_id=app.client_id,
         client_secret=client_secret(app),
@@ -72,7 +70,7 @@ def exchange_code(app: App, *, code: str, verifier: str, redirect_uri: str) -> G
     try:
         with client_for(app, redirect_uri=redirect_uri) as client:
             token = client.fetch_token(app.token_url, code=code, code_verifier=verifier)
-    except (AuthlibBaseError, OSError, ValueError) as error:
+    except (_authlib_error(), OSError, ValueError) as error:
         raise OAuthFailure(_why(error)) from None
     return grant_of(token, app)
 
@@ -81,7 +79,7 @@ def refreshed(app: App, refresh_token: str) -> Grant:
     try:
         with client_for(app) as client:
             token = client.refresh_token(app.token_url, refresh_token=refresh_token)
-    except (AuthlibBaseError, OSError, ValueError) as error:
+    except (_authlib_error(), OSError, ValueError) as error:
         raise OAuthFailure(_why(error)) from None
     grant = grant_of(token, app)
     # An app may keep the refresh token it gave: then the old one still holds.
@@ -104,9 +102,15 @@ def grant_of(token: dict, app: App) -> Grant:
     )
 
 
+def _authlib_error() -> type[Exception]:
+    from authlib.common.errors import AuthlibBaseError
+
+    return AuthlibBaseError
+
+
 def _why(error: Exception) -> str:
     """The app's error code and description, never a token."""
-    if isinstance(error, AuthlibBaseError):
+    if isinstance(error, _authlib_error()):
         text = error.error or "error"
         if error.description:
             text += f": {error.description}"

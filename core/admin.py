@@ -21,3 +21,23 @@ class ReadOnlyAdminMixin:
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class TenantScopedAdminMixin:
+    """For records that belong to a tenant: a tenant's staff see only their tenant's and may
+    choose no other tenant; a superuser sees and chooses every tenant's."""
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)
+        if request.user.is_superuser:
+            return rows
+        membership = getattr(request.user, "membership", None)
+        return rows.filter(tenant=membership.tenant) if membership else rows.none()
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant" and not request.user.is_superuser:
+            from tenants.models import Tenant
+
+            membership = getattr(request.user, "membership", None)
+            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html_join
 
-from core.admin import ReadOnlyAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
 from tenants.models import Tenant
 from tools.mcp.catalog import do_refresh_mcp_servers, do_save_mcp_server
 from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
@@ -237,7 +237,7 @@ class McpServerForm(forms.ModelForm):
 
 
 @admin.register(McpServer)
-class McpServerAdmin(admin.ModelAdmin):
+class McpServerAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     """A tenant's own MCP servers; the site's (KINDGI_MCP_SERVERS) are shown, not edited here.
     Saving one lists its tools at once; a server that does not answer is saved and reported."""
 
@@ -258,13 +258,6 @@ class McpServerAdmin(admin.ModelAdmin):
         keys = obj.tools.filter(retired_at__isnull=True).values_list("key", flat=True) if obj.pk else []
         return ", ".join(keys) or "none"
 
-    def get_queryset(self, request):
-        servers = super().get_queryset(request)
-        if request.user.is_superuser:
-            return servers
-        membership = getattr(request.user, "membership", None)
-        return servers.filter(tenant=membership.tenant) if membership else servers.none()
-
     def has_change_permission(self, request, obj=None):
         if obj is not None and obj.source == McpServer.Source.SETTINGS:
             return False  # it follows KINDGI_MCP_SERVERS
@@ -272,12 +265,6 @@ class McpServerAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # turn it off instead: its tools retire, and the runs that used them keep their history
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "tenant" and not request.user.is_superuser:
-            membership = getattr(request.user, "membership", None)
-            kwargs["queryset"] = Tenant.objects.filter(pk=membership.tenant_id if membership else None)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change):
         report = do_save_mcp_server(obj)

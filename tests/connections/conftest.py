@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from connections.models import App
+from tests.browser.conftest import browser  # noqa: F401  (the browser tests' Chromium, for test_over_http)
 from tests.factories import default_tenant
 from tests.live_server import free_port
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from connections.models import Connection
 from tenants.tokens import do_create_token
-from tests.browser.conftest import OUTPUT, _chromium
+from tests.browser.conftest import OUTPUT
 from tests.factories import member
 from tests.live_server import ROOT, LiveServer, database_env
 
@@ -26,17 +26,6 @@ def server(django_db_setup, django_db_blocker):
     environment = database_env(db) | {"TRACKER_CLIENT_SECRET": "test-client-secret"}
     with django_db_blocker.unblock(), LiveServer(environment) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser():
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        yield from _chromium()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 def test_connecting_in_the_console_with_chromium(server, browser, tracker):

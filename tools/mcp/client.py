@@ -6,19 +6,20 @@ server spec there, and every thread's call is handed to that loop. A connection 
 dropped and the next call opens a new one; a call never waits longer than its timeout.
 """
 
+from __future__ import annotations
+
 import asyncio
 import logging
 import threading
 from collections.abc import Coroutine
-from typing import Any
-
-import httpx2
-import mcp_types
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
+from typing import TYPE_CHECKING, Any
 
 from core.conf import setting
 from tools.mcp.specs import ServerSpec, ServerSpecError
+
+if TYPE_CHECKING:  # the SDK is imported when a server is first reached, not with Django
+    import mcp_types
+    from mcp import Client
 
 logger = logging.getLogger("kindgi.mcp")
 
@@ -32,6 +33,10 @@ class McpUnavailable(Exception):
 
 class McpTimeout(Exception):
     """The server did not answer within the time allowed."""
+
+
+class McpRefused(Exception):
+    """The server answered the request with a protocol error (an unknown method, bad params)."""
 
 
 class _Connection:
@@ -59,8 +64,14 @@ class _Connection:
             return self._client
 
     async def _hold(self, ready: asyncio.Future, closed: asyncio.Event) -> None:
+        import mcp_types
+        from mcp import Client
+
+        http = None
         try:
-            async with Client(_transport(self.spec), client_info=_CLIENT_INFO) as client:
+            transport, http = _transport(self.spec)
+            client_info = mcp_types.Implementation(name="kindgi", version="0.1.0")
+            async with Client(transport, client_info=client_info) as client:
                 ready.set_result(client)
                 await closed.wait()
         except BaseException as error:  # the SDK raises groups; any of them ends this session
@@ -71,6 +82,8 @@ class _Connection:
         finally:
             if self._closed is closed:
                 self._client = None
+            if http is not None:  # the SDK leaves a client it was given open
+                await http.aclose()
 
     def drop(self) -> None:
         """Close the session; the next call opens a new one."""
@@ -79,19 +92,22 @@ class _Connection:
         self._client = None
 
 
-_CLIENT_INFO = mcp_types.Implementation(name="kindgi", version="0.1.0")
-
-
 def _transport(spec: ServerSpec):
+    """The SDK's transport for ``spec``, and the HTTP client to close with it (None for stdio)."""
+    import httpx2
+    from mcp import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
+
     if spec.command:
-        return StdioServerParameters(
+        parameters = StdioServerParameters(
             command=spec.command[0], args=list(spec.command[1:]), env=spec.resolved_env() or None
         )
+        return parameters, None
     http = httpx2.AsyncClient(
         headers=spec.resolved_headers(),
         timeout=httpx2.Timeout(setting("KINDGI_MCP_TIMEOUT_SECONDS"), read=300),
     )
-    return streamable_http_client(spec.url, http_client=http)
+    return streamable_http_client(spec.url, http_client=http), http
 
 
 def _describe(error: BaseException) -> str:
@@ -153,7 +169,7 @@ class McpPool:
         self, spec: ServerSpec, name: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> mcp_types.CallToolResult:
         """The server's result for one call. Raises ``McpUnavailable``, ``McpTimeout``, or
-        ``MCPError`` when the server refuses the request itself."""
+        ``McpRefused`` when the server refuses the request itself."""
         timeout = timeout or setting("KINDGI_MCP_TIMEOUT_SECONDS")
         connection = self._connection(spec)
 
@@ -163,6 +179,9 @@ class McpPool:
         return self._run(self._with_client(connection, call, timeout), timeout)
 
     async def _with_client(self, connection: _Connection, use, timeout: float) -> Any:
+        import mcp_types
+        from mcp import MCPError
+
         try:
             async with asyncio.timeout(timeout):
                 return await use(await connection.client())
@@ -170,7 +189,8 @@ class McpPool:
             raise McpTimeout(f"no answer within {timeout:g} s") from None
         except MCPError as error:
             if error.code != mcp_types.CONNECTION_CLOSED:
-                raise  # the server answered, with a protocol error: the session is fine
+                # The server answered, with a protocol error: the session is fine.
+                raise McpRefused(error.message) from None
             connection.drop()
             raise McpUnavailable("the connection to the server closed during the call") from None
         except (McpUnavailable, ServerSpecError) as error:

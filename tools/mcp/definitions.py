@@ -9,14 +9,12 @@ breaks mid-call and a timeout each become error data with ``retryable`` set, and
 from collections.abc import Iterable
 from typing import Any
 
-import mcp_types
 from django.db.models import Q
-from mcp import MCPError
 
 from kindgi import ToolContext, ToolDefinition, ToolError
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, McpArguments, McpTool
-from tools.mcp.client import POOL, McpTimeout, McpUnavailable
+from tools.mcp.client import POOL, McpRefused, McpTimeout, McpUnavailable
 from tools.mcp.specs import ServerSpec, ServerSpecError, spec_from_config
 from tools.models import McpServer, Tool
 from tools.registry import get_registry
@@ -88,10 +86,10 @@ def _caller(config: dict[str, Any], remote_name: str):
                 retryable=True,
                 recommended_action="Retry later, or tell the user the tool is unavailable.",
             ) from None
-        except MCPError as error:
+        except McpRefused as error:
             raise ToolError(
                 MCP_REFUSED,
-                f"The MCP server {config['name']} refused the call: {error.message}",
+                f"The MCP server {config['name']} refused the call: {error}",
                 retryable=False,
                 recommended_action="Do not retry this call; tell the user.",
             ) from None
@@ -107,9 +105,9 @@ def _caller(config: dict[str, Any], remote_name: str):
     return call
 
 
-def result_data(result: mcp_types.CallToolResult) -> dict[str, Any]:
-    """What the model receives of a result: the structured content when the server gave some
-    (JSON as it is), else the content blocks, text as text."""
+def result_data(result) -> dict[str, Any]:
+    """What the model receives of a result (an ``mcp_types.CallToolResult``): the structured
+    content when the server gave some (JSON as it is), else the content blocks, text as text."""
     structured = result.structured_content
     if isinstance(structured, dict):
         return structured
@@ -119,13 +117,13 @@ def result_data(result: mcp_types.CallToolResult) -> dict[str, Any]:
 
 
 def _block(block) -> Any:
-    if isinstance(block, mcp_types.TextContent):
+    if block.type == "text":
         return block.text
     return block.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _text_of(result: mcp_types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
+def _text_of(result) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 def tool_for_tenant(tool_id: str, version: str | None, tenant_id) -> ToolDefinition | None:

@@ -18,6 +18,7 @@ from channels.db import database_sync_to_async
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from core.api.errors import error_body
 from core.api.permissions import NO_TENANT
 from core.conf import setting
 from kindgi_site.mcp.offer import CallAnswer, answer_for, offered, start, still_going
@@ -112,7 +113,7 @@ def _identify(authorization: str) -> Caller | str:
 
 
 async def _refuse(send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+    body = json.dumps(error_body(code, message)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="kindgi"'))

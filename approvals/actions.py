@@ -28,13 +28,15 @@ from core.sweeps import Sweep
 from runs.actions import resume_locked_run
 from runs.calls import judge_edited_call, missing_here
 from runs.engine.policy import Refused, Stop, Suspend
-from runs.engine.waitpoints import APPROVAL, INTERRUPTED_TOOL_CALL, call_digest
+from runs.engine.waitpoints import APPROVAL, CONNECTION_USE, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
-from tenants.selectors import tenant_for_user
+from tenants.selectors import is_service_account, tenant_for_user
 
 logger = logging.getLogger("kindgi.approvals")
 
 DISPLAY_NAME_MAX = 200
+# The role a decision on a connection:use approval records: its owner's, not a reviewer's.
+CONNECTION_OWNER = "connection owner"
 
 
 def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Reviewer:
@@ -46,6 +48,10 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Rev
     ``registration_note`` says when the role asked for was not the one kept.
     """
     tenant = tenant_for_user(acting_user)
+    if is_service_account(acting_user):
+        raise DecisionForbiddenError(
+            f"{acting_user.get_username()} is a service account; only a person may be a reviewer"
+        )
     errors = []
     if not is_role(role):
         errors.append(f"/role: {role!r} is not a reviewer role (valid roles: {', '.join(reviewer_roles())})")
@@ -186,13 +192,18 @@ def do_complete_approval(
         edited = _allowed_edit(run, approval, reviewer, arguments)
         digest = call_digest(approval.tool_key, approval.tool_version, edited)
     now = timezone.now()
+    # A connection's owner decides on its use as themself, reviewer or not.
+    decider_name = (
+        reviewer.display_name if reviewer else acting_user.get_full_name() or acting_user.get_username()
+    )
+    decider_role = CONNECTION_OWNER if approval.subject_kind == CONNECTION_USE else reviewer.role
     record = do_append_decision(
         approval=approval,
         decision=decision,
         rationale=rationale,
         reviewer=reviewer,
-        reviewer_name=reviewer.display_name,
-        reviewer_role_at_decision=reviewer.role,
+        reviewer_name=decider_name,
+        reviewer_role_at_decision=decider_role,
         arguments=edited,
         decided_at=now,
     )
@@ -203,7 +214,7 @@ def do_complete_approval(
         "decision": decision,
         "rationale": rationale,
         "approvalId": str(approval.pk),
-        "reviewer": reviewer.display_name,
+        "reviewer": decider_name,
         "digest": digest,
     }
     if edited is not None:
@@ -223,6 +234,10 @@ def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: A
     the decision is refused."""
     if approval.subject_kind == INTERRUPTED_TOOL_CALL:
         raise ApprovalInputError(["/arguments: an interrupted call runs again as it was, or not at all"])
+    if approval.subject_kind == CONNECTION_USE:
+        raise ApprovalInputError(
+            ["/arguments: this approval allows the use of your connection; it does not change the call"]
+        )
     verdict = judge_edited_call(
         run,
         call_id=approval.call_id,

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from approvals.exceptions import ImmutableRecordError
-from runs.engine.waitpoints import INTERRUPTED_TOOL_CALL, PENDING_TOOL_CALL
+from runs.engine.waitpoints import CONNECTION_USE, INTERRUPTED_TOOL_CALL, PENDING_TOOL_CALL
 
 
 class Reviewer(models.Model):
@@ -47,6 +47,8 @@ class Approval(models.Model):
             (PENDING_TOOL_CALL, "a call waiting to run"),
             # A call that started but whose result was never recorded (its executor died).
             (INTERRUPTED_TOOL_CALL, "an interrupted call"),
+            # In a run no person started: the yes of the person whose connection the call uses.
+            (CONNECTION_USE, "the use of a person's connection"),
         ],
     )
     tool_key = models.CharField("tool id", max_length=200)
@@ -71,7 +73,10 @@ class Approval(models.Model):
     # The gate decision that asked for this approval, with its reason.
     gate = models.JSONField(default=dict)
     # When a rule names reviewers, only these users may decide (and they still need the role).
+    # For a connection:use approval: the connection's owner, who alone decides.
     reviewer_ids = models.JSONField(default=list, blank=True)
+    # For a connection:use approval: {"app", "ownerId", "owner"}, the connection the call would use.
+    connection = models.JSONField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -94,11 +99,17 @@ class Approval(models.Model):
     def title(self) -> str:
         if self.subject_kind == INTERRUPTED_TOOL_CALL:
             return f"Interrupted call: {self.tool_key}"
+        if self.subject_kind == CONNECTION_USE:
+            return f"Use of {self.connection['owner']}'s {self.connection['app']} connection: {self.tool_key}"
         return f"HITL review: {self.tool_key}"
 
     @property
+    def connection_owner_id(self) -> int | None:
+        return self.connection["ownerId"] if self.connection else None
+
+    @property
     def subject_ref(self) -> dict:
-        return {
+        ref = {
             "runId": str(self.run_id),
             "toolId": self.tool_key,
             "toolVersion": self.tool_version,
@@ -108,6 +119,9 @@ class Approval(models.Model):
             "callId": self.call_id,
             "arguments": self.arguments,
         }
+        if self.connection:
+            ref["connection"] = {"app": self.connection["app"], "owner": self.connection["owner"]}
+        return ref
 
     @property
     def provenance_ref(self) -> dict:

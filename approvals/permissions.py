@@ -20,11 +20,13 @@ from approvals.exceptions import (
 from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.roles import may_decide
 from core.conf import setting
+from runs.engine.waitpoints import CONNECTION_USE
+from tenants.selectors import is_service_account
 
 
 class RefusalKind(StrEnum):
     NOT_A_REVIEWER = "not-a-reviewer"
-    # Not this reviewer: the role, the named reviewers, four-eyes.
+    # Not this reviewer: the role, the named reviewers, four-eyes, not the connection's owner.
     FORBIDDEN = "forbidden"
     # Not now, for anyone: decided, cancelled or expired.
     CONFLICT = "conflict"
@@ -56,26 +58,36 @@ def can_decide(
 ) -> Refusal | None:
     """Why ``reviewer`` may not decide ``approval`` now, or None when they may.
 
-    A reviewer of the approval's tenant, with its required role or higher, among its named
-    reviewers if it has any, not the starter of its run under four-eyes, before it expires.
-    ``user`` (whose registration ``reviewer`` is, if any) only names them in the refusal;
-    ``reviewer_names`` (user id → display name), when given, spares looking the named
-    reviewers up (a page of approvals looks them all up at once)."""
+    A connection:use approval is its connection's owner's alone, whatever their role (they need
+    not be a reviewer), before it expires. Any other: a reviewer of the approval's tenant, with
+    its required role or higher, among its named reviewers if it has any, not the starter of its
+    run under four-eyes, before it expires. No service account decides anything.
+    ``user`` (whose registration ``reviewer`` is, if any) is the decider; ``reviewer_names``
+    (user id → display name), when given, spares looking the named reviewers up (a page of
+    approvals looks them all up at once)."""
+    decider_id = user.pk if user is not None else reviewer.user_id if reviewer is not None else None
+    if user is not None and is_service_account(user):
+        return Refusal(
+            kind=RefusalKind.FORBIDDEN,
+            reason=f"{user.get_username()} is a service account; only a person decides an approval",
+        )
+    if approval.subject_kind == CONNECTION_USE:
+        if decider_id != approval.connection_owner_id:
+            connection = approval.connection
+            return Refusal(
+                kind=RefusalKind.FORBIDDEN,
+                reason=f"only {connection['owner']} may decide this: the call would use their "
+                f"connection to {connection['app']}",
+            )
+        return _not_now(approval, now)
     if reviewer is None or reviewer.tenant_id != approval.tenant_id:
         who = user.get_username() if user is not None else "you"
         return Refusal(
             kind=RefusalKind.NOT_A_REVIEWER,
             reason=f"{who} is not a reviewer; register as one to decide approvals",
         )
-    if approval.status != ApprovalStatus.PENDING:
-        return Refusal(kind=RefusalKind.CONFLICT, reason=already_decided(approval))
-    now = now or timezone.now()
-    if approval.expires_at is not None and approval.expires_at <= now:
-        # Fail closed: past its time an approval lets nothing run; the sweep records the expiry.
-        return Refusal(
-            kind=RefusalKind.CONFLICT,
-            reason=f"approval {approval.pk} expired at {approval.expires_at.isoformat()}",
-        )
+    if (refusal := _not_now(approval, now)) is not None:
+        return refusal
     if approval.reviewer_ids and reviewer.user_id not in approval.reviewer_ids:
         known = reviewer_names if reviewer_names is not None else names_of_reviewers(approval.reviewer_ids)
         names = ", ".join(sorted(known[user_id] for user_id in approval.reviewer_ids if user_id in known))
@@ -93,6 +105,20 @@ def can_decide(
         return Refusal(
             kind=RefusalKind.FORBIDDEN,
             reason="four-eyes: you started this run, so another reviewer must decide its calls",
+        )
+    return None
+
+
+def _not_now(approval: Approval, now) -> Refusal | None:
+    """Why nobody may decide ``approval`` now (decided, cancelled or expired), or None."""
+    if approval.status != ApprovalStatus.PENDING:
+        return Refusal(kind=RefusalKind.CONFLICT, reason=already_decided(approval))
+    now = now or timezone.now()
+    if approval.expires_at is not None and approval.expires_at <= now:
+        # Fail closed: past its time an approval lets nothing run; the sweep records the expiry.
+        return Refusal(
+            kind=RefusalKind.CONFLICT,
+            reason=f"approval {approval.pk} expired at {approval.expires_at.isoformat()}",
         )
     return None
 

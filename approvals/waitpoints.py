@@ -10,13 +10,23 @@ from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
 from core.conf import setting
 from runs.calls import starter_of
-from runs.engine.waitpoints import PENDING_TOOL_CALL
+from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from runs.models import Run
 
 
 def _expiry(gate: dict[str, Any]):
     seconds = gate.get("ttlSeconds") or setting("KINDGI_APPROVAL_TTL_SECONDS")
     return timezone.now() + timedelta(seconds=seconds) if seconds else None
+
+
+def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None:
+    """For a connection:use waitpoint: the connection the call would use, and its owner (as the
+    run's start named them)."""
+    if waitpoint.get("subjectKind") != CONNECTION_USE:
+        return None
+    app, owner_id = waitpoint["app"], int(waitpoint["ownerId"])
+    named = (run.connection_owners or {}).get(app) or {}
+    return {"app": app, "ownerId": owner_id, "owner": named.get("username") or str(owner_id)}
 
 
 class ApprovalWaitpoints:
@@ -31,6 +41,7 @@ class ApprovalWaitpoints:
         }
         approval = Approval.objects.filter(**identity).first()
         if approval is None:
+            connection = _connection_of(run, waitpoint)
             flow_step = not run.is_agent_turn
             approval = Approval.objects.create(
                 **identity,
@@ -46,7 +57,8 @@ class ApprovalWaitpoints:
                 started_by_id=starter_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
-                reviewer_ids=list(gate.get("reviewerIds", [])),
+                reviewer_ids=[connection["ownerId"]] if connection else list(gate.get("reviewerIds", [])),
+                connection=connection,
                 expires_at=_expiry(gate),
             )
             announce(approval, CREATED)

@@ -19,7 +19,7 @@ from connections.exceptions import (
     ConnectionRefusedByAppError,
     ConnectionUnusableError,
 )
-from connections.models import App, Connection
+from connections.models import App, Connection, ConnectionUse
 from connections.selectors import app_for_tenant, connection_of, runs_waiting_for
 from core.conf import setting
 from runs.actions import resume_locked_run
@@ -122,14 +122,17 @@ def do_remove_connection(*, user, connection_id) -> Connection:
 REFRESH_LEEWAY = timedelta(seconds=60)
 
 
-def do_fresh_access_token(connection_id) -> str:
+def do_fresh_access_token(connection_id, *, for_run=None) -> str:
     """The connection's access token, refreshed first if it has expired (or is about to), the
-    refreshed one written back. Under the row's lock: two calls never spend one refresh token."""
+    refreshed one written back. Under the row's lock: two calls never spend one refresh token.
+    ``for_run``: the id of the run that is about to use it, noted among the connection's uses."""
     with transaction.atomic():
         connection = Connection.objects.select_for_update().select_related("app").get(pk=connection_id)
         if connection.status != Connection.Status.ACTIVE:
             raise ConnectionUnusableError(f"the connection to {connection.app.label} is {connection.status}")
         now = timezone.now()
+        if for_run is not None:
+            _note_use(connection, run_id=for_run, now=now)
         if connection.expires_at is None or connection.expires_at - REFRESH_LEEWAY > now:
             Connection.objects.filter(pk=connection.pk).update(last_used_at=now)
             return unseal(connection.access_token)
@@ -152,6 +155,14 @@ def do_fresh_access_token(connection_id) -> str:
                 return grant.access_token
         _revoke(connection, now=now, why=f"the app refused to refresh it: {failure}")
     raise ConnectionUnusableError(f"the connection to {connection.app.label} stopped working: {failure}")
+
+
+def _note_use(connection: Connection, *, run_id, now) -> None:
+    noted = ConnectionUse.objects.filter(connection=connection, run_id=run_id).update(last_used_at=now)
+    if not noted:
+        ConnectionUse.objects.create(
+            connection=connection, run_id=run_id, first_used_at=now, last_used_at=now
+        )
 
 
 SETTING_FIELDS = {

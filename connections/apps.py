@@ -10,14 +10,14 @@ class ConnectionsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from connections import checks  # noqa: F401  (registers the encryption key's check)
-        from connections.runs import ConnectionWaitpoints, connections_of_starter
+        from connections.runs import ConnectionsOfOwners, ConnectionWaitpoints
         from runs import waitpoints
         from runs.connections import register_connection_source
         from runs.engine.waitpoints import CONNECTION
 
         post_migrate.connect(_sync_settings_apps, sender=self)
         waitpoints.register(CONNECTION, ConnectionWaitpoints())
-        register_connection_source(connections_of_starter)
+        register_connection_source(ConnectionsOfOwners())
 
 
 def _sync_settings_apps(*, using: str, verbosity: int = 1, **kwargs) -> None:

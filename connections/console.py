@@ -18,7 +18,16 @@ from django.views.decorators.http import require_POST
 
 from connections.actions import check_finish_connection, check_start_connection, do_remove_connection
 from connections.exceptions import ConnectionError_
-from connections.selectors import apps_for_tenant, connections_of, runs_waiting_for
+from connections.selectors import (
+    apps_for_tenant,
+    connections_of,
+    recent_uses,
+    runs_asking_for_yes,
+    runs_waiting_for,
+)
+
+# The runs shown under each connection: the latest that used it.
+USES_SHOWN = 10
 
 
 def _tenant(request):
@@ -39,7 +48,16 @@ def connections_page(request: HttpRequest) -> HttpResponse:
         (run, labels.get(run.waitpoint["app"], run.waitpoint["app"]), run.waitpoint["app"])
         for run in runs_waiting_for(request.user).filter(tenant=tenant).order_by("-created_at")[:50]
     ]
-    context = {"apps": apps, "connections": mine, "waiting": waiting}
+    asking = [
+        (run, labels.get(run.waitpoint["app"], run.waitpoint["app"]))
+        for run in runs_asking_for_yes(request.user)
+        .filter(tenant=tenant)
+        .select_related("service")
+        .order_by("-created_at")[:50]
+    ]
+    uses = recent_uses(mine)
+    rows = [(connection, uses.get(connection.pk, [])[:USES_SHOWN]) for connection in mine]
+    context = {"apps": apps, "connections": rows, "waiting": waiting, "asking": asking}
     response = render(request, "console/connections.html", context)
     # "Connect" posts here, and is sent on to the app: the page's forms may lead there, and only there.
     origins = sorted({_origin(app.authorize_url) for app, _ in apps})

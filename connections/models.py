@@ -113,3 +113,22 @@ class Connection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.owner} → {self.app} ({self.status})"
+
+
+class ConnectionUse(models.Model):
+    """A run that acted through a connection: when it first did, and when it last did."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="uses")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    first_used_at = models.DateTimeField()
+    last_used_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-last_used_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["connection", "run"], name="connections_one_use_per_run")
+        ]
+        indexes = [models.Index(fields=["connection", "-last_used_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.connection} used by run {self.run_id}"

@@ -3,8 +3,8 @@
 from django.db.models import Q, QuerySet
 
 from connections.exceptions import ConnectionNotFoundError
-from connections.models import App, Connection
-from runs.engine.waitpoints import CONNECTION
+from connections.models import App, Connection, ConnectionUse
+from runs.engine.waitpoints import APPROVAL, CONNECTION, CONNECTION_USE
 from runs.models import Run, RunStatus
 
 
@@ -36,3 +36,22 @@ def runs_waiting_for(owner, *, app_name: str | None = None):
         status=RunStatus.SUSPENDED, waitpoint__kind=CONNECTION, waitpoint__ownerId=str(owner.pk)
     )
     return waiting.filter(waitpoint__app=app_name) if app_name else waiting
+
+
+def runs_asking_for_yes(owner):
+    """Runs no person started that wait for ``owner``'s yes to use one of their connections."""
+    return Run.objects.filter(
+        status=RunStatus.SUSPENDED,
+        waitpoint__kind=APPROVAL,
+        waitpoint__subjectKind=CONNECTION_USE,
+        waitpoint__ownerId=str(owner.pk),
+    )
+
+
+def recent_uses(connections, *, limit: int = 200) -> dict:
+    """The runs that used each of ``connections`` lately, newest first: connection id -> uses."""
+    uses: dict = {}
+    rows = ConnectionUse.objects.filter(connection__in=connections).select_related("run")
+    for use in rows.order_by("-last_used_at")[:limit]:
+        uses.setdefault(use.connection_id, []).append(use)
+    return uses

@@ -33,6 +33,8 @@ class ToolConnection:
     app: str
     owner: str
     open_client: Callable[[], Any] = field(repr=False, compare=False)
+    # The connection's id, for the record of which runs used it.
+    connection_id: str = ""
 
     def client(self) -> Any:
         """An ``httpx.Client`` whose requests are relative to the app's API and carry the

@@ -18,14 +18,16 @@ from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
 from runs import waitpoints
 from runs.calls import missing_here
+from runs.connections import app_names
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
+from runs.engine.validation import json_pointer
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from runs.journal import append_entries, identity_of, resume_locked
-from runs.models import FINISHED_STATUSES, Run, RunStatus
+from runs.models import FINISHED_STATUSES, Run, RunStatus, Trigger
 from runs.tasks import enqueue_run_on_commit, execute_run
-from tenants.models import Tenant
-from tenants.selectors import tenant_for_user
+from tenants.models import Membership, Tenant
+from tenants.selectors import is_service_account, tenant_for_user
 from tools.registry import get_registry
 
 logger = logging.getLogger("kindgi.runs")
@@ -57,6 +59,8 @@ def check_start_run(
     conversation_id: UUID | None = None,
     tenant: Tenant | None = None,
     acting_user=None,
+    connections: Any = None,
+    trigger: Trigger | None = None,
 ) -> Run:
     """Start a run of a flow or an agent turn for ``tenant`` (by default, the acting user's).
 
@@ -65,8 +69,18 @@ def check_start_run(
 
     An agent turn given ``conversation_id`` continues that conversation: the model sees its
     earlier turns, and tools approved there are approved for this turn too.
+
+    A person's run (``acting_user`` a person) uses their own connections. A run no person starts
+    (a service account's, or ``trigger`` mail or schedule) may name whose connection each app's
+    calls use, ``connections`` ``{app: username}``; each such use first waits for that person's yes.
     """
     tenant = tenant or tenant_for_user(acting_user)
+    service = acting_user if is_service_account(acting_user) else None
+    if trigger is None:
+        trigger = Trigger.PERSON if acting_user is not None and service is None else Trigger.SERVICE
+    if trigger == Trigger.PERSON and acting_user is None:
+        raise RunInputError(["/trigger: a person's run needs the person who starts it"])
+    owners = _connection_owners(connections, tenant=tenant, trigger=trigger)
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
     try:
         run_input = validate_run_input(target, input)
@@ -83,10 +97,57 @@ def check_start_run(
         dry_run=dry_run,
         read_only=read_only,
         conversation_id=conversation_id,
-        started_by=acting_user,
+        trigger=trigger,
+        started_by=acting_user if trigger == Trigger.PERSON else None,
+        service=service,
+        connection_owners=owners,
     )
     run.refresh_from_db()
     return run
+
+
+def _connection_owners(connections: Any, *, tenant: Tenant, trigger: str) -> dict[str, dict[str, Any]]:
+    """``connections`` ({app: username}) as the run stores them, once each app is one of the
+    tenant's and each username one of its people."""
+    if connections is None or connections == {}:
+        return {}
+    if trigger == Trigger.PERSON:
+        raise RunInputError(
+            [
+                "/connections: a run a person starts uses their own connections; only a run no person "
+                "starts (a service account's) names whose to use"
+            ]
+        )
+    if not isinstance(connections, Mapping):
+        raise RunInputError(['/connections: must be an object, {"<app>": "<username>"}'])
+    known_apps = app_names(tenant.pk)
+    usernames = [name for name in connections.values() if isinstance(name, str)]
+    people = {
+        member.user.get_username(): member
+        for member in Membership.objects.filter(
+            tenant=tenant, user__username__in=usernames, user__is_active=True
+        ).select_related("user")
+    }
+    errors, owners = [], {}
+    for app, username in connections.items():
+        where = json_pointer(["connections", app])
+        if app not in known_apps:
+            errors.append(f"{where}: there is no app {app!r} here" + _known(known_apps))
+        elif not isinstance(username, str):
+            errors.append(f"{where}: must be a username")
+        elif username not in people:
+            errors.append(f"{where}: there is no person {username!r} in this tenant")
+        elif people[username].is_service_account:
+            errors.append(f"{where}: {username!r} is a service account; a connection is a person's")
+        else:
+            owners[app] = {"userId": people[username].user_id, "username": username}
+    if errors:
+        raise RunInputError(errors)
+    return owners
+
+
+def _known(names) -> str:
+    return f" (apps: {', '.join(sorted(names))})" if names else " (there are no apps to connect)"
 
 
 def _check_conversation(
@@ -119,7 +180,10 @@ def do_create_run(
     dry_run: bool,
     read_only: bool,
     conversation_id: UUID | None = None,
+    trigger: str = Trigger.PERSON,
     started_by=None,
+    service=None,
+    connection_owners: Mapping[str, Any] | None = None,
 ) -> Run:
     """Create a queued run and execute it once this transaction commits. ``input`` is valid."""
     run = Run(
@@ -128,7 +192,10 @@ def do_create_run(
         input=scrub_secrets(input),
         dry_run=dry_run,
         read_only=read_only,
+        trigger=trigger,
         started_by=started_by,
+        service=service,
+        connection_owners=dict(connection_owners or {}),
     )
     if run.is_agent_turn:
         run.conversation_id = conversation_id or run.pk

@@ -20,8 +20,8 @@ class JournalInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "flow_key", "agent_key", "status", "dry_run", "read_only", "created_at"]
-    list_filter = ["status", "dry_run", "read_only", "flow_key"]
+    list_display = ["id", "flow_key", "agent_key", "status", "trigger", "dry_run", "read_only", "created_at"]
+    list_filter = ["status", "trigger", "dry_run", "read_only", "flow_key"]
     search_fields = ["id", "flow_key", "agent_key"]
     list_select_related = ["parent"]
     inlines = [JournalInline]
@@ -42,7 +42,10 @@ class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "parent",
         "parent_node_id",
         "conversation_id",
+        "trigger",
         "started_by",
+        "service",
+        "connection_owners",
         "created_at",
         "started_at",
         "finished_at",

@@ -16,7 +16,7 @@ from kindgi.flows import NodeKind
 from runs.connections import connections_for_run
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override
-from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, prepare
+from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, connection_owner, prepare
 from runs.engine.state import RunFacts, RunState
 from runs.exceptions import RunStateError
 from runs.models import Run
@@ -62,6 +62,12 @@ def starter_of(run: Run):
     return run.started_by_id
 
 
+def named_connection_owners(run: Run) -> dict[str, str]:
+    """Whose connection each app's calls use in a run no person started, as its start named
+    them: app -> user id."""
+    return {app: str(owner["userId"]) for app, owner in (run.connection_owners or {}).items()}
+
+
 def run_facts(run: Run) -> RunFacts:
     history = conversation_history(run) if run.is_agent_turn and not run.messages else ()
     starter = starter_of(run)
@@ -72,6 +78,7 @@ def run_facts(run: Run) -> RunFacts:
         dry_run=run.dry_run,
         read_only=run.read_only,
         started_by=str(starter) if starter is not None else None,
+        connection_owners=named_connection_owners(run) if starter is None else {},
         input=run.input,
         messages=run.messages,
         history=history,
@@ -156,9 +163,8 @@ def flow_mcp_tools(flow: FlowDefinition, tenant_id, *, registry: Registry) -> di
 def _connections(run: Run, facts: RunFacts, tools) -> dict:
     """The connections the run's calls may act through: read only for runs whose tools use one."""
     apps = {tool.connection for tool in tools if tool is not None and tool.connection}
-    if not apps or facts.started_by is None:
-        return {}
-    return connections_for_run(run, apps)
+    owners = {app: owner for app in apps if (owner := connection_owner(facts, app)) is not None}
+    return connections_for_run(run, owners)
 
 
 def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:

@@ -1,28 +1,43 @@
 """Where the engine gets the connections a run may use: the app that keeps them registers here.
 
 The connections app registers a source that answers, for a run and the apps its tools act
-through, the connection of the person who started it to each app they have connected (working:
-refreshed first if it had expired). What the run does without one is the call policy's to say.
+through with whose connection to each (``runs.engine.policy.connection_owner``), those
+connections that work (refreshed first if they had expired). What the run does without one is
+the call policy's to say; which apps there are, the source says too (a start that names whose
+connection to use is checked against them).
 """
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
+from typing import Protocol
 
 from kindgi import ToolConnection
 from runs.models import Run
 
-ConnectionSource = Callable[[Run, Collection[str]], Mapping[str, ToolConnection]]
+
+class ConnectionSource(Protocol):
+    def connections(self, run: Run, owners: Mapping[str, str]) -> Mapping[str, ToolConnection]:
+        """The working connection of each ``owners`` app's owner (app -> user id) to it."""
+
+    def app_names(self, tenant_id) -> Collection[str]:
+        """The apps a run of ``tenant_id`` may act through."""
+
+
 _sources: list[ConnectionSource] = []
 
 
 def register_connection_source(source: ConnectionSource) -> None:
-    if source not in _sources:
+    if all(type(known) is not type(source) for known in _sources):
         _sources.append(source)
 
 
-def connections_for_run(run: Run, apps: Collection[str]) -> dict[str, ToolConnection]:
-    if not apps:
+def connections_for_run(run: Run, owners: Mapping[str, str]) -> dict[str, ToolConnection]:
+    if not owners:
         return {}
     found: dict[str, ToolConnection] = {}
     for source in _sources:
-        found |= source(run, apps)
+        found |= source.connections(run, owners)
     return found
+
+
+def app_names(tenant_id) -> set[str]:
+    return {name for source in _sources for name in source.app_names(tenant_id)}

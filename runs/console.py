@@ -27,7 +27,9 @@ def _run_or_none(request, run_id) -> Run | None:
     tenant = _tenant(request)
     if tenant is None:
         return None
-    return Run.objects.select_related("parent", "started_by").filter(pk=run_id, tenant=tenant).first()
+    return (
+        Run.objects.select_related("parent", "started_by", "service").filter(pk=run_id, tenant=tenant).first()
+    )
 
 
 @login_required

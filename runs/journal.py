@@ -223,7 +223,10 @@ def do_get_or_create_child_run(
             input=scrub_secrets(input),
             dry_run=parent.dry_run,
             read_only=parent.read_only,
+            trigger=parent.trigger,
             started_by=parent.started_by,
+            service=parent.service,
+            connection_owners=parent.connection_owners,
             parent=parent,
             parent_node_id=node_id,
         )

@@ -21,6 +21,15 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class Trigger(models.TextChoices):
+    """What started a run: a person (signed in, or with their own token), or not a person."""
+
+    PERSON = "person"
+    SERVICE = "service"
+    MAIL = "mail"
+    SCHEDULE = "schedule"
+
+
 FINISHED_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
@@ -49,9 +58,21 @@ class Run(models.Model):
     parent_node_id = models.CharField(
         max_length=100, blank=True, help_text="The parent flow's node this run is the step of."
     )
+    # A database default too, so that rows written by code older than this field still get one.
+    trigger = models.CharField(
+        max_length=16, choices=Trigger.choices, default=Trigger.PERSON, db_default=Trigger.PERSON
+    )
+    # The person who started it (trigger person); None for a run no person started.
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The service account whose token started it (trigger service).
+    service = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # In a run no person started: whose connection each app's calls use, as its start named them,
+    # {app: {"userId": …, "username": …}}; each use still waits for that person's yes.
+    connection_owners = models.JSONField(null=True, blank=True, default=dict)
     # An agent turn's conversation: user, assistant (with tool calls) and tool messages,
     # from the conversation's first turn to this one.
     messages = models.JSONField(default=list, blank=True)

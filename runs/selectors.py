@@ -46,7 +46,7 @@ def run_journal(run: Run) -> list[JournalEntry]:
 
 
 def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
-    runs = Run.objects.filter(tenant=tenant).select_related("started_by")
+    runs = Run.objects.filter(tenant=tenant).select_related("started_by", "service")
     if status:
         runs = runs.filter(status=status)
     if flow_id:
@@ -58,7 +58,7 @@ def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
 
 def run_get_for_tenant(tenant, run_id) -> Run:
     """The run, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
-    run = Run.objects.select_related("started_by").filter(pk=run_id, tenant=tenant).first()
+    run = Run.objects.select_related("started_by", "service").filter(pk=run_id, tenant=tenant).first()
     if run is None:
         raise RunNotFoundError(f"there is no run {run_id}")
     return run

@@ -10,3 +10,10 @@ class NotAMemberError(TenantError):
 
     http_status = 403
     code = "no_tenant"
+
+
+class ServiceAccountError(TenantError):
+    """A service account asked for that cannot be one (a person's name, another tenant's)."""
+
+    http_status = 400
+    code = "invalid_input"

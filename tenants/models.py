@@ -20,11 +20,17 @@ class Tenant(models.Model):
 
 
 class Membership(models.Model):
-    """A user belongs to exactly one tenant; a tenant admin manages its rules and reviewers."""
+    """A user belongs to exactly one tenant; a tenant admin manages its rules and reviewers.
+
+    A service account is a member that is not a person: its token starts runs that no person
+    started (trigger ``service``), and it never decides an approval."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="memberships")
     is_tenant_admin = models.BooleanField(default=False)
+    is_service_account = models.BooleanField(
+        default=False, help_text="Not a person: a program's account, made by create_api_token --service."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

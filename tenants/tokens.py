@@ -4,10 +4,12 @@ import hashlib
 import hmac
 import secrets
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from tenants.models import ApiToken
+from tenants.exceptions import ServiceAccountError
+from tenants.models import ApiToken, Membership, Tenant
 
 TOKEN_START = "kgi_"
 
@@ -25,6 +27,30 @@ def do_create_token(*, user, name: str = "") -> tuple[ApiToken, str]:
     token = f"{TOKEN_START}{prefix}_{secrets.token_urlsafe(32)}"
     record = ApiToken.objects.create(user=user, name=name, prefix=prefix, token_hash=_hash(token))
     return record, token
+
+
+@transaction.atomic
+def do_service_account(*, name: str, tenant: Tenant | None) -> tuple[object, bool]:
+    """The service account ``name`` (created in ``tenant`` if there is none yet), and whether it
+    was created. A service account has no password: it acts only through its tokens."""
+    user = get_user_model().objects.filter(username=name).select_related("membership__tenant").first()
+    if user is not None:
+        membership = getattr(user, "membership", None)
+        if membership is None or not membership.is_service_account:
+            raise ServiceAccountError(f"{name!r} is a person's account, not a service account")
+        if tenant is not None and membership.tenant_id != tenant.pk:
+            raise ServiceAccountError(
+                f"service account {name!r} belongs to tenant {membership.tenant.slug!r}, not {tenant.slug!r}"
+            )
+        return user, False
+    if tenant is None:
+        raise ServiceAccountError(f"there is no service account {name!r}; name the tenant to create it in")
+    user = get_user_model()(username=name)
+    user.set_unusable_password()
+    user.full_clean(exclude=["password"])
+    user.save()
+    Membership.objects.create(user=user, tenant=tenant, is_service_account=True)
+    return user, True
 
 
 def do_revoke_token(record: ApiToken) -> ApiToken:

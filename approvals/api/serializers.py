@@ -18,6 +18,11 @@ from core.api.fields import (
 )
 
 
+class ConnectionRefSerializer(serializers.Serializer):
+    app = serializers.CharField()
+    owner = serializers.CharField(help_text="The connection's owner: the one person who may decide.")
+
+
 class SubjectRefSerializer(serializers.Serializer):
     runId = serializers.UUIDField()
     toolId = serializers.CharField()
@@ -29,6 +34,10 @@ class SubjectRefSerializer(serializers.Serializer):
     nodeId = serializers.CharField(allow_null=True, help_text="For a flow's tool step: the step's node.")
     callId = serializers.CharField()
     arguments = JsonObjectField(help_text="The exact arguments the model (or the flow) chose, validated.")
+    connection = ConnectionRefSerializer(
+        required=False,
+        help_text="Only for subjectKind connection:use: the connection the call would use, and whose.",
+    )
 
 
 class ProvenanceRefSerializer(serializers.Serializer):

@@ -22,6 +22,7 @@ from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from core.errors import DomainError
+from runs.engine.waitpoints import CONNECTION_USE
 from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
 
@@ -41,10 +42,10 @@ def _not_ready(request, membership, reviewer) -> HttpResponse | None:
     return None
 
 
-def _offer(reviewer: Reviewer, approval, **known) -> tuple[bool, str]:
-    """Whether to offer ``reviewer`` a decision on ``approval``, and if not, why: exactly what
-    the decision action would say (``can_decide``)."""
-    refusal = can_decide(reviewer, approval, **known)
+def _offer(reviewer: Reviewer | None, approval, *, user, **known) -> tuple[bool, str]:
+    """Whether to offer ``user`` (with their registration ``reviewer``) a decision on
+    ``approval``, and if not, why: exactly what the decision action would say (``can_decide``)."""
+    refusal = can_decide(reviewer, approval, user=user, **known)
     return (True, "") if refusal is None else (False, refusal.reason)
 
 
@@ -81,7 +82,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         {
             "approval": a,
             "tool": tools.get((a.tool_key, a.tool_version)),
-            "decidable": _offer(reviewer, a, now=now, reviewer_names=names),
+            "decidable": _offer(reviewer, a, user=request.user, now=now, reviewer_names=names),
         }
         for a in page
     ]
@@ -107,32 +108,42 @@ def _approval_context(request, membership, reviewer, approval_id) -> dict | None
         approval = approval_get_for_tenant(membership.tenant, approval_id)
     except ApprovalError:
         return None
+    if reviewer is None and approval.connection_owner_id != request.user.pk:
+        return None  # not a reviewer: they see only what asks for their own yes
     tool = tool_for_tenant(approval.tool_key, approval.tool_version, membership.tenant_id)
     return {
         "approval": approval,
         "decision": getattr(approval, "decision", None),
         "tool": tool,
         "effects": [effect.sentence() for effect in tool.effects] if tool else [],
-        "form": DecisionForm(schema=tool.input_schema if tool else {}, arguments=approval.arguments),
+        "form": DecisionForm(schema=_editable(approval, tool), arguments=approval.arguments),
         "errors": [],
-        "decidable": _offer(reviewer, approval),
+        "decidable": _offer(reviewer, approval, user=request.user),
         "reviewer": reviewer,
     }
+
+
+def _editable(approval, tool) -> dict:
+    """The schema of the arguments a decider may edit: none for a connection's use (its owner
+    allows or refuses the use; the call is the reviewers' to change)."""
+    if tool is None or approval.subject_kind == CONNECTION_USE:
+        return {}
+    return tool.input_schema
 
 
 @login_required
 def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
     membership, reviewer = _context(request)
-    if (refusal := _not_ready(request, membership, reviewer)) is not None:
-        return refusal
+    if membership is None:
+        return _not_ready(request, membership, reviewer)
     context = _approval_context(request, membership, reviewer, approval_id)
     if context is None:
+        if reviewer is None:
+            return _not_ready(request, membership, reviewer)
         return render(request, "console/not_found.html", {"what": "approval"}, status=404)
     approval, tool, status = context["approval"], context["tool"], 200
     if request.method == "POST":
-        form = DecisionForm(
-            request.POST, schema=tool.input_schema if tool else {}, arguments=approval.arguments
-        )
+        form = DecisionForm(request.POST, schema=_editable(approval, tool), arguments=approval.arguments)
         context["form"] = form
         if form.is_valid():
             decision = form.cleaned_data["decision"]
@@ -166,8 +177,8 @@ def approval_panel(request: HttpRequest, approval_id: UUID) -> HttpResponse:
     """The page's decision panel as it stands now: fetched again when the approval is decided
     elsewhere or reaches its expiry, so an open page never offers a decision that is gone."""
     membership, reviewer = _context(request)
-    if (refusal := _not_ready(request, membership, reviewer)) is not None:
-        return refusal
+    if membership is None:
+        return _not_ready(request, membership, reviewer)
     context = _approval_context(request, membership, reviewer, approval_id)
     if context is None:
         return HttpResponse(status=404)

@@ -27,6 +27,8 @@ def runs_start(args) -> int:
         body["version"] = args.version
     if args.conversation:
         body["conversationId"] = args.conversation
+    if args.use_connection:
+        body["connections"] = dict(args.use_connection)
     run = _api(args).post("/runs", body)
     show(run)
     return API_ERROR if run.get("status") == "failed" else OK

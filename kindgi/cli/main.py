@@ -20,6 +20,14 @@ class Parser(argparse.ArgumentParser):
         raise CliError(f"{self.prog}: {message}", USAGE_ERROR)
 
 
+def app_and_username(text: str) -> tuple[str, str]:
+    """An argparse type for --use-connection: ``<app>:<username>``."""
+    app, _, username = text.partition(":")
+    if not app or not username:
+        raise CliError(f"--use-connection takes APP:USERNAME, like github:ada; not {text!r}", USAGE_ERROR)
+    return app, username
+
+
 def json_object(flag: str) -> Callable[[str], dict[str, Any]]:
     """An argparse type: a JSON object, or an error naming where the JSON goes wrong."""
 
@@ -148,6 +156,15 @@ def build_parser() -> Parser:
     start.add_argument("--dry-run", action="store_true", help="run only read-only tools; skip model calls")
     start.add_argument("--read-only", action="store_true", help="hide and refuse tools that change things")
     start.add_argument("--conversation", help="continue this agent conversation (its id)")
+    start.add_argument(
+        "--use-connection",
+        action="append",
+        type=app_and_username,
+        default=[],
+        metavar="APP:USERNAME",
+        help="with a service account's token: use USERNAME's connection to APP (each use first "
+        "waits for their yes); repeat for more apps",
+    )
     _command(
         runs, "get", commands.runs_get, "Show a run.", "kindgi runs get 0c01376f-1566-4a0d-ba6f-95f4efff4758"
     ).add_argument("id")

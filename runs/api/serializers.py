@@ -10,7 +10,7 @@ from core.api.fields import (
     StrictSerializer,
     StrictUUIDField,
 )
-from runs.models import JournalEntry, Run, RunStatus
+from runs.models import JournalEntry, Run, RunStatus, Trigger
 
 
 class ToolCallSerializer(serializers.Serializer):
@@ -45,7 +45,19 @@ class RunSerializer(serializers.ModelSerializer):
     failureMessage = serializers.CharField(source="failure_message", allow_blank=True)
     parentRunId = serializers.UUIDField(source="parent_id", allow_null=True)
     conversationId = serializers.UUIDField(source="conversation_id", allow_null=True)
+    trigger = serializers.ChoiceField(
+        choices=Trigger.choices, help_text="person: startedBy started it; otherwise no person did."
+    )
     startedBy = serializers.CharField(source="started_by.username", allow_null=True, default=None)
+    service = serializers.CharField(
+        source="service.username",
+        allow_null=True,
+        default=None,
+        help_text="The service account that started it (trigger service).",
+    )
+    connections = serializers.SerializerMethodField(
+        help_text="In a run no person started: whose connection each app's calls use (app: username)."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
     finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
@@ -66,12 +78,18 @@ class RunSerializer(serializers.ModelSerializer):
             "failureMessage",
             "parentRunId",
             "conversationId",
+            "trigger",
             "startedBy",
+            "service",
+            "connections",
             "createdAt",
             "startedAt",
             "finishedAt",
         ]
         read_only_fields = fields
+
+    def get_connections(self, run) -> dict[str, str]:
+        return {app: owner["username"] for app, owner in (run.connection_owners or {}).items()}
 
     def to_representation(self, run):
         data = super().to_representation(run)
@@ -117,6 +135,12 @@ class StartRunSerializer(StrictSerializer):
     dryRun = StrictBooleanField(default=False)
     readOnly = StrictBooleanField(default=False)
     conversationId = StrictUUIDField(required=False, help_text="Continue this agent conversation.")
+    connections = serializers.DictField(
+        child=StrictCharField(),
+        required=False,
+        help_text="For a service's run: whose connection each app's calls use, "
+        '{"<app>": "<username>"}; each use first waits for that person\'s yes.',
+    )
 
     def validate(self, data):
         if ("flowId" in data) == ("agentId" in data):

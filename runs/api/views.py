@@ -60,6 +60,7 @@ class RunListStartApi(generics.ListAPIView):
             dry_run=fields["dryRun"],
             read_only=fields["readOnly"],
             conversation_id=fields.get("conversationId"),
+            connections=fields.get("connections"),
             acting_user=request.user,
         )
         return Response(RunDetailSerializer(run).data, status=status.HTTP_201_CREATED)

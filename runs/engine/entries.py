@@ -27,7 +27,7 @@ PAYLOADS: dict[EntryKind, str] = {
     EntryKind.NODE_STARTED: "{kind, target, input} (nodeId set)",
     EntryKind.NODE_COMPLETED: "{output} (nodeId set)",
     EntryKind.MODEL_CALLED: "{model, step, text, toolCalls, usage} (durationMs)",
-    EntryKind.TOOL_CALLED: "{callId, toolId, toolVersion, arguments, gate, modelArguments?}",
+    EntryKind.TOOL_CALLED: "{callId, toolId, toolVersion, arguments, gate, modelArguments?, connection?}",
     EntryKind.TOOL_COMPLETED: "{callId, toolId, result} (durationMs)",
     EntryKind.TOOL_FAILED: "{callId, toolId, result, traceback?} (durationMs)",
     EntryKind.TOOL_REFUSED: "{callId, toolId, reason, result, gate?, arguments? (with gate)}",

@@ -30,6 +30,7 @@ from runs.engine.waitpoints import (
     approval_waitpoint,
     call_digest,
     connection_required_waitpoint,
+    connection_use_waitpoint,
     interrupted_waitpoint,
 )
 
@@ -121,7 +122,8 @@ class PolicyContext:
     rules: Sequence[Rule] = ()
     # Tools a person approved earlier in the conversation (for ask-once gates).
     approved_tools: Collection[str] = field(default_factory=frozenset)
-    # The connections the run may use, by app: the person who started it's, where they have one.
+    # The connections the run may use, by app: those of the person whose each app's is
+    # (``connection_owner``), where they have one that works.
     connections: Mapping[str, ToolConnection] = field(default_factory=dict)
 
 
@@ -355,20 +357,62 @@ def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
     return Pass(replace(call, notes=tuple(notes)))
 
 
+def connection_owner(run: RunFacts, app: str) -> str | None:
+    """Whose connection to ``app`` the run's calls use: the person who started it, or, in a run
+    no person started, whoever its start named for the app (None: no one)."""
+    if run.started_by is not None:
+        return run.started_by
+    return run.connection_owners.get(app)
+
+
+CONNECTION_REFUSED = "CONNECTION_REFUSED"
+
+
 def connection(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
-    """A tool that acts through an app uses the connection of the person who started the run; one
-    who has not connected the app (or whose connection stopped working) is asked to, and the run
-    waits until they have."""
+    """A tool that acts through an app uses one person's connection to it (``connection_owner``).
+    In a run no person started, that person says yes first, even to a read-only call; their yes
+    covers the rest of the run, their no refuses this call. A person who has not connected the
+    app (or whose connection stopped working) is asked to, and the run waits until they have."""
     app = call.tool.connection
     if not app:
         return Pass(call)
-    if ctx.run.started_by is None:
-        reason = f'no person started this run, so no one\'s connection to "{app}" may be used'
+    owner = connection_owner(ctx.run, app)
+    if owner is None:
+        reason = f'no person started this run, and its start named no one\'s connection to "{app}"'
         return _not_allowed(call, reason, f'connection-unavailable: tool "{call.tool_id}": {reason}')
+    if ctx.run.started_by is None and state.connection_consents.get(app) != owner:
+        refusal = state.connection_refusals.get(call.call_id)
+        if refusal is None:
+            tool = call.tool
+            waitpoint = connection_use_waitpoint(
+                call_id=call.call_id,
+                tool_id=tool.id,
+                tool_version=tool.version,
+                arguments=call.arguments,
+                app=app,
+                owner_id=owner,
+            )
+            return Suspend(call=call, waitpoint=waitpoint)
+        who = refusal.get("reviewer") or "nobody (it expired)"
+        rationale = refusal.get("rationale", "")
+        result = error_data(
+            CONNECTION_REFUSED,
+            f'{who} did not allow this call to use their connection to "{app}": {rationale}',
+            retryable=False,
+            recommended_action="Do not use this connection again in this run unless the user asks.",
+        )
+        result["status"] = "rejected"
+        return Refused(
+            call=call,
+            reason=f"the owner of the connection to {app} said no",
+            result=result,
+            failure=f'connection-refused: tool "{call.tool_id}": {who} did not allow the use of '
+            f'their connection to "{app}": {rationale}',
+        )
     chosen = ctx.connections.get(app)
     if chosen is None:
         waitpoint = connection_required_waitpoint(
-            call_id=call.call_id, tool_id=call.tool_id, app=app, owner_id=ctx.run.started_by
+            call_id=call.call_id, tool_id=call.tool_id, app=app, owner_id=owner
         )
         return Suspend(call=call, waitpoint=waitpoint)
     return Pass(replace(call, connection=chosen))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runs.engine.entries import RESULT_KINDS, EntryKind
-from runs.engine.waitpoints import APPROVAL, APPROVE, INTERRUPTED_TOOL_CALL
+from runs.engine.waitpoints import APPROVAL, APPROVE, CONNECTION_USE, INTERRUPTED_TOOL_CALL
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,6 +24,9 @@ class RunFacts:
     read_only: bool = False
     # Who started the run (or the flow run it is a step of), as a user id; None: no person did.
     started_by: str | None = None
+    # In a run no person started: whose connection each app's calls use, app -> user id, as its
+    # start named them (a service's start request, a mailbox's or a schedule's owner).
+    connection_owners: Mapping[str, str] = field(default_factory=dict)
     input: Mapping[str, Any] = field(default_factory=dict)
     # An agent turn's conversation as stored (empty before its first step).
     messages: Sequence[Mapping[str, Any]] = ()
@@ -52,6 +55,10 @@ class RunState:
     resolutions: dict[str, dict[str, Any]] = field(default_factory=dict)
     # A person's decision on repeating an interrupted call, by call id.
     recoveries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Apps whose connection its owner said yes to using in this run: app -> the owner's user id.
+    connection_consents: dict[str, str] = field(default_factory=dict)
+    # An owner's no to a call using their connection, by call id.
+    connection_refusals: dict[str, dict[str, Any]] = field(default_factory=dict)
     node_outputs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -76,6 +83,11 @@ class RunState:
             return
         if waitpoint.get("subjectKind") == INTERRUPTED_TOOL_CALL:
             self.recoveries[waitpoint["callId"]] = dict(resolution)
+        elif waitpoint.get("subjectKind") == CONNECTION_USE:
+            if resolution.get("decision") == APPROVE:
+                self.connection_consents[waitpoint["app"]] = str(waitpoint["ownerId"])
+            else:
+                self.connection_refusals[waitpoint["callId"]] = dict(resolution)
         else:
             self.resolutions[waitpoint["callId"]] = {**resolution, "toolId": waitpoint["toolId"]}
 

@@ -285,6 +285,13 @@ def called_entry(call: ProposedCall) -> Entry:
     }
     if call.model_arguments is not None:
         payload["modelArguments"] = call.model_arguments
+    if call.connection is not None:
+        connection = call.connection
+        payload["connection"] = {
+            "app": connection.app,
+            "owner": connection.owner,
+            "connectionId": connection.connection_id,
+        }
     return Entry(kind=EntryKind.TOOL_CALLED, node_id=call.node_id, payload=payload)
 
 

@@ -14,12 +14,14 @@ APPROVAL = "approval"
 CHILD_RUN = "child-run"
 # A person's connection to an app (the connections app owns it).
 CONNECTION = "connection"
-# What a connection waitpoint waits for: the person who started the run to connect the app.
+# What a connection waitpoint waits for: the person whose connection a call uses to connect the app.
 CONNECTION_REQUIRED = "connection:required"
 
 # What an approval waitpoint asks a person about.
 PENDING_TOOL_CALL = "tool-call:pending"
 INTERRUPTED_TOOL_CALL = "tool-call:interrupted"
+# In a run no person started: the yes of the person whose connection a call would use.
+CONNECTION_USE = "connection:use"
 
 # A person's answer, in a resolution's "decision".
 APPROVE = "approve"
@@ -28,6 +30,12 @@ REJECT = "reject"
 INTERRUPTED_REASON = (
     "recovery: the call started but its result was never recorded; it may already have "
     "taken effect. Approve to run it again, reject to tell the model it did not complete."
+)
+
+
+CONNECTION_USE_REASON = (
+    "connection: no person started this run, and the call would act through the connection to "
+    '"{app}" that its start named; it runs only with its owner\'s yes, which covers the rest of the run'
 )
 
 
@@ -82,8 +90,8 @@ def child_run_waitpoint(run_id: str) -> dict[str, Any]:
 
 
 def connection_required_waitpoint(*, call_id: str, tool_id: str, app: str, owner_id: str) -> dict[str, Any]:
-    """Wait for the person who started the run (``owner_id``) to connect ``app``; the call then
-    runs with their connection."""
+    """Wait for the person whose connection the call uses (``owner_id``: who started the run, or
+    whom its start named) to connect ``app``; the call then runs with their connection."""
     return {
         "kind": CONNECTION,
         "subjectKind": CONNECTION_REQUIRED,
@@ -92,3 +100,19 @@ def connection_required_waitpoint(*, call_id: str, tool_id: str, app: str, owner
         "app": app,
         "ownerId": owner_id,
     }
+
+
+def connection_use_waitpoint(
+    *, call_id: str, tool_id: str, tool_version: str, arguments: Any, app: str, owner_id: str
+) -> dict[str, Any]:
+    """Ask the person whose connection to ``app`` a call of a run nobody started would use for
+    their yes; only they may give it, and it covers the rest of the run."""
+    waitpoint = approval_waitpoint(
+        call_id=call_id,
+        tool_id=tool_id,
+        tool_version=tool_version,
+        arguments=arguments,
+        gate={"gate": "ask", "reason": CONNECTION_USE_REASON.format(app=app)},
+        subject_kind=CONNECTION_USE,
+    )
+    return {**waitpoint, "app": app, "ownerId": owner_id}

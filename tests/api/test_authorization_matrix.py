@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from approvals.models import Approval, ApprovalRule
@@ -18,6 +19,18 @@ from tenants.tokens import do_create_token, do_revoke_token
 from tests.factories import default_tenant, member, other_tenant, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
+PACKS = [
+    "packs.my_pack",
+    "packs.acme_ops",
+    "tests.pack_fixtures.probes",
+    "tests.pack_fixtures.connection_probes",
+]
+
+
+@pytest.fixture(autouse=True)
+def _packs(settings):
+    settings.KINDGI_PACKS = PACKS
+
 
 CALLERS = [
     "anonymous",
@@ -28,6 +41,8 @@ CALLERS = [
     "reviewer below the role",
     "the right reviewer",
     "tenant admin",
+    "service account",
+    "the connection's owner",
 ]
 SIGNED_IN = CALLERS[3:]
 OURS = CALLERS[4:]
@@ -41,6 +56,8 @@ class World:
     rule: int
     # Cora's connection: nobody but Cora may know of it, in her tenant or any other.
     connection: str
+    # A service's run waits for Cora's yes to use it: hers alone to decide.
+    connection_use: str
     # What must never appear in a response to a caller of the other tenant, and vice versa.
     ours: set[str]
     theirs: set[str]
@@ -62,16 +79,20 @@ def world() -> World:
     ApprovalRule.objects.create(tenant=other_tenant(), name="globex rule", gate="deny")
     app = _app(ours, "acme-tracker")
     _app(other_tenant(), "globex-tracker")
+    cora = member("cora")
     connection = Connection.objects.create(
-        app=app, owner=member("cora"), tenant=ours, status="active", access_token=seal("cora-secret")
+        app=app, owner=cora, tenant=ours, status="active", access_token=seal("cora-secret")
     )
+    _app(ours, "tracker")  # the app the probe's tool acts through
+    connection_use = _waiting_for_coras_yes(ours)
     return World(
         run=run,
         cancellable=cancellable,
         approval=approval,
         rule=rule.pk,
         connection=str(connection.pk),
-        ours={run, approval, cancellable, "acme rule", str(connection.pk), "cora-secret"},
+        connection_use=connection_use,
+        ours={run, approval, cancellable, "acme rule", str(connection.pk), "cora-secret", connection_use},
         theirs={
             their_run,
             their_approval,
@@ -81,6 +102,24 @@ def world() -> World:
             "cora-secret",
         },
     )
+
+
+def _waiting_for_coras_yes(tenant) -> str:
+    """A run of a service that would call a read-only tool through Cora's connection."""
+    from runs.engine.waitpoints import CONNECTION_USE
+    from tests.pack_fixtures.probes import SCRIPT
+    from tests.runs.helpers import calls
+
+    SCRIPT.reset()
+    SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {}))]
+    run = check_start_run(
+        tenant=tenant,
+        agent_id="conn-probe.assistant",
+        input={"userMessage": "Who?"},
+        connections={"tracker": "cora"},
+    )
+    assert run.status == "suspended", run.failure_message
+    return str(Approval.objects.get(run=run, subject_kind=CONNECTION_USE).pk)
 
 
 def _app(tenant, name: str) -> App:
@@ -106,11 +145,19 @@ def token_for(caller: str) -> str | None:
         "reviewer below the role": lambda: reviewer("stan", role="standard"),
         "the right reviewer": lambda: reviewer("sen", role="senior"),
         "tenant admin": lambda: member("ted", tenant_admin=True),
+        "service account": lambda: _service_account(),
+        "the connection's owner": lambda: get_user_model().objects.get(username="cora"),
     }[caller]()
     record, token = do_create_token(user=user)
     if caller == "revoked token":
         do_revoke_token(record)
     return token
+
+
+def _service_account():
+    from tenants.tokens import do_service_account
+
+    return do_service_account(name="nightly", tenant=default_tenant())[0]
 
 
 def _other_admin():
@@ -128,6 +175,8 @@ def expected(endpoint: str, caller: str) -> int:
     other = caller == "other tenant's admin"
     admin = caller in ("tenant admin", "other tenant's admin")
     a_reviewer = caller in ("reviewer below the role", "the right reviewer", "other tenant's admin")
+    service = caller == "service account"
+    owner = caller == "the connection's owner"
     table = {
         # Lists show the caller's own tenant; the catalog is shared.
         "GET runs": 200,
@@ -145,17 +194,21 @@ def expected(endpoint: str, caller: str) -> int:
         "GET connections": 200,
         "POST connections": 404 if other else 201,
         # A connection is its owner's alone: even in her tenant, Cora's does not exist for others.
-        "GET connection": 404,
-        "DELETE connection": 404,
+        "GET connection": 200 if owner else 404,
+        "DELETE connection": 200 if owner else 404,
         # Another tenant's things do not exist for the caller.
         "GET run": 404 if other else 200,
         "GET run journal": 404 if other else 200,
         "GET approval": 404 if other else 200,
         "POST run cancel": 404 if other else 200,
         "GET reviewers/me": 200 if a_reviewer else 403,
-        "POST reviewers/register": 200,
+        # A service account is no person: it reviews nothing.
+        "POST reviewers/register": 403 if service else 200,
         # Deciding needs a reviewer of the tenant with the approval's role.
         "POST approval complete": 404 if other else (200 if caller == "the right reviewer" else 403),
+        # The use of a person's connection is theirs alone to allow, whatever anyone's role.
+        "GET connection-use approval": 404 if other else 200,
+        "POST connection-use complete": 404 if other else (200 if owner else 403),
         # Rules are for tenant admins, each of their own tenant's.
         "GET approval-rules": 200 if admin else 403,
         "POST approval-rules": 201 if admin else 403,
@@ -174,6 +227,7 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET run journal", "get", f"/api/v1/runs/{world.run}/journal", None),
         ("GET approvals", "get", "/api/v1/approvals", None),
         ("GET approval", "get", f"/api/v1/approvals/{world.approval}", None),
+        ("GET connection-use approval", "get", f"/api/v1/approvals/{world.connection_use}", None),
         ("GET reviewers", "get", "/api/v1/reviewers", None),
         ("GET reviewers/me", "get", "/api/v1/reviewers/me", None),
         ("GET tools", "get", "/api/v1/tools", None),
@@ -202,6 +256,12 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
             {"decision": "approve"},
         ),
         (
+            "POST connection-use complete",
+            "post",
+            f"/api/v1/approvals/{world.connection_use}/complete",
+            {"decision": "reject", "rationale": "not now"},
+        ),
+        (
             "POST reviewers/register",
             "post",
             "/api/v1/reviewers/register",
@@ -227,6 +287,8 @@ def test_every_endpoint_for_every_caller(world, caller):
     if token:
         api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     foreign = world.ours if caller == "other tenant's admin" else world.theirs
+    if caller == "the connection's owner":
+        foreign = foreign - {world.connection}  # hers to see; its token, never
     wrong = []
     for endpoint, method, path, body in requests(world):
         response = (

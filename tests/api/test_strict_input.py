@@ -27,7 +27,7 @@ def test_a_misspelled_dry_run_is_refused_and_nothing_runs(api):
     assert error["code"] == "invalid_input"
     assert error["details"]["errors"] == [
         "/dry_run: unknown field (did you mean dryRun? the fields are: "
-        "agentId, conversationId, dryRun, flowId, input, readOnly, version)"
+        "agentId, connections, conversationId, dryRun, flowId, input, readOnly, version)"
     ]
     assert error["details"]["fields"] == {"dry_run": error["details"]["errors"][0].removeprefix("/dry_run: ")}
     assert (Run.objects.count(), JournalEntry.objects.count()) == (0, 0)

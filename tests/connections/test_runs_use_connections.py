@@ -86,7 +86,7 @@ def test_a_revoked_grant_makes_the_next_call_wait_for_a_new_connection(tracker, 
     assert run.status == RunStatus.COMPLETED
 
 
-def test_a_run_nobody_started_may_not_use_anyones_connection_yet(tracker, oauth_server):
+def test_a_run_nobody_started_whose_start_named_no_one_uses_no_ones_connection(tracker, oauth_server):
     connect(member("ada"), oauth_server)
     SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
     run = check_start_run(
@@ -95,7 +95,7 @@ def test_a_run_nobody_started_may_not_use_anyones_connection_yet(tracker, oauth_
     assert run.status == RunStatus.COMPLETED
     error = result_of(run, "c1")["error"]
     assert error["code"] == "TOOL_NOT_ALLOWED"
-    assert "no person started this run" in error["message"]
+    assert "no person started this run, and its start named no one's connection" in error["message"]
     assert not run.journal.filter(kind="tool.called").exists()
 
 

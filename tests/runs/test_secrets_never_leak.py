@@ -2,6 +2,7 @@
 appears in no API response, console page, journal entry, stored run or log line, whatever the
 user, the model, a tool or the provider says."""
 
+import io
 import json
 import logging
 
@@ -12,6 +13,7 @@ from approvals.models import Approval, Decision
 from runs.models import JournalEntry, Run, RunStatus
 from tests.api.conftest import client_for
 from tests.chat_server import ChatServer, text_reply, tool_calls_reply
+from tests.connections.conftest import oauth_server, tracker  # noqa: F401  (fixtures)
 from tests.factories import reviewer
 from tests.pack_fixtures.probes import SCRIPT
 
@@ -127,3 +129,87 @@ def start_flow_with(value: str) -> Run:
     )
     assert run.input == {"orderId": "ord_[REDACTED]"}
     return run
+
+
+def test_connection_tokens_and_the_apps_client_secret_appear_nowhere(
+    tracker,  # noqa: F811  (the fixture imported above)
+    oauth_server,  # noqa: F811
+    every_log_line,
+    settings,
+):
+    """Ada's tokens (the first, and those a refresh brings) and the app's client secret, through a
+    person's run, a service's run she says yes to, a refresh, webhooks and every page."""
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.test import override_settings
+    from django.utils import timezone
+
+    from approvals.actions import check_complete_approval
+    from approvals.models import Webhook, WebhookDelivery
+    from connections.crypto import unseal
+    from connections.models import App, Connection
+    from runs.actions import check_start_run
+    from tests.connections.conftest import CLIENT_SECRET
+    from tests.connections.test_connecting import connect
+    from tests.factories import default_tenant, member
+    from tests.receiver import Receiver
+
+    packs = [*settings.KINDGI_PACKS, "tests.pack_fixtures.connection_probes"]
+    with override_settings(KINDGI_PACKS=packs), Receiver() as receiver:
+        Webhook.objects.create(tenant=default_tenant(), url=receiver.url, secret="webhook-secret-123456")
+        ada = member("ada")
+        connection = connect(ada, oauth_server)
+        secrets = {unseal(connection.access_token), unseal(connection.refresh_token), CLIENT_SECRET}
+
+        SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
+        mine = check_start_run(agent_id="conn-probe.assistant", input={"userMessage": "me?"}, acting_user=ada)
+        assert mine.status == RunStatus.COMPLETED
+
+        # Her access token expires: the service's run refreshes it, after her yes.
+        Connection.objects.filter(pk=connection.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+        SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
+        call_command("create_api_token", "--service", "nightly", "--tenant", "acme", stdout=io.StringIO())
+        theirs = check_start_run(
+            agent_id="conn-probe.assistant",
+            input={"userMessage": "who?"},
+            tenant=default_tenant(),
+            connections={"tracker": "ada"},
+        )
+        check_complete_approval(
+            approval_id=Approval.objects.get(run=theirs).pk, acting_user=ada, decision="approve"
+        )
+        theirs.refresh_from_db()
+        assert theirs.status == RunStatus.COMPLETED
+        connection.refresh_from_db()
+        assert connection.refreshed_at is not None
+        secrets |= {unseal(connection.access_token), unseal(connection.refresh_token)}
+
+        api = client_for(ada)
+        console = Client()
+        console.force_login(ada)
+        seen = [
+            api.get("/api/v1/runs").content,
+            api.get("/api/v1/approvals").content,
+            api.get("/api/v1/connections").content,
+            api.get(f"/api/v1/connections/{connection.pk}").content,
+            api.get("/api/v1/connection-apps").content,
+            *(api.get(f"/api/v1/runs/{run.pk}").content for run in (mine, theirs)),
+            *(api.get(f"/api/v1/runs/{run.pk}/journal").content for run in (mine, theirs)),
+            console.get("/console/connections/").content,
+            *(console.get(f"/console/runs/{run.pk}/").content for run in (mine, theirs)),
+            *(console.get(f"/console/approvals/{a.pk}/").content for a in Approval.objects.all()),
+            json.dumps(list(JournalEntry.objects.values_list("payload", flat=True))),
+            json.dumps(list(Run.objects.values("input", "output", "messages", "waitpoint")), default=str),
+            json.dumps(list(Approval.objects.values()), default=str),
+            json.dumps(list(WebhookDelivery.objects.values("payload", "last_error")), default=str),
+            json.dumps(list(App.objects.values()), default=str),
+            *(message["body"] for message in receiver.received),
+            every_log_line.text,
+        ]
+    assert receiver.received, "the webhook was sent nothing"
+    assert len(secrets) == 5
+    for text in seen:
+        text = text.decode() if isinstance(text, bytes) else text
+        for secret in secrets:
+            assert secret not in text

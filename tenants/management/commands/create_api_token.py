@@ -1,20 +1,58 @@
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from tenants.tokens import do_create_token
+from tenants.exceptions import ServiceAccountError
+from tenants.models import Tenant
+from tenants.tokens import do_create_token, do_service_account
 
 
 class Command(BaseCommand):
-    help = "Create an API token for a user and print it (it is shown only this once)."
+    help = (
+        "Create an API token for a person, or with --service for a service account (created in "
+        "--tenant if it does not exist yet), and print it (it is shown only this once). Runs a "
+        "service account's token starts are runs no person started (trigger: service)."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("username")
+        parser.add_argument("username", nargs="?", help="The person the token is for.")
+        parser.add_argument("--service", metavar="NAME", help="A service account's token instead.")
+        parser.add_argument("--tenant", metavar="SLUG", help="The tenant of a new service account.")
         parser.add_argument("--name", default="", help="What the token is for.")
 
-    def handle(self, *args, username: str, name: str, **options):
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"there is no user {username!r}")
+    def handle(
+        self, *args, username: str | None, service: str | None, tenant: str | None, name: str, **options
+    ):
+        if (username is None) == (service is None):
+            raise CommandError("give a person's username, or --service NAME for a service account")
+        if service is not None:
+            user = self._service_account(service, tenant)
+        else:
+            if tenant is not None:
+                raise CommandError("--tenant is for a new service account; a person's tenant is their own")
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"there is no user {username!r}")
         record, token = do_create_token(user=user, name=name)
         self.stdout.write(token)
-        self.stderr.write(f"Created token kgi_{record.prefix}_… for {username}; it will not be shown again.")
+        self.stderr.write(
+            f"Created token kgi_{record.prefix}_… for {user.get_username()}; it will not be shown again."
+        )
+
+    def _service_account(self, service: str, slug: str | None):
+        tenant = None
+        if slug is not None:
+            tenant = Tenant.objects.filter(slug=slug).first()
+            if tenant is None:
+                raise CommandError(f"there is no tenant {slug!r}")
+        try:
+            user, created = do_service_account(name=service, tenant=tenant)
+        except ServiceAccountError as error:
+            raise CommandError(str(error)) from None
+        except ValidationError as error:
+            raise CommandError(
+                f"{service!r} cannot be a service account's name: {error.messages[0]}"
+            ) from None
+        if created:
+            self.stderr.write(f"Created service account {service} in tenant {tenant.slug}.")
+        return user

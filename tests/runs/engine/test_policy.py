@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from kindgi import allow, before_tool, refuse
+from kindgi import ToolConnection, allow, before_tool, refuse
 from runs.engine.entries import EntryKind
 from runs.engine.gates import AgentGates, Override, Rule, RuleGate
 from runs.engine.policy import (
@@ -19,6 +19,7 @@ from runs.engine.policy import (
 )
 from runs.engine.state import RunFacts, RunState
 from runs.engine.waitpoints import call_digest
+from tests.pack_fixtures.connection_probes import who_am_i
 from tests.pack_fixtures.probes import pay, read, write
 
 TOOLS = {tool.id: tool for tool in (read, write, pay)}
@@ -159,3 +160,90 @@ def test_the_edit_steps_stop_at_the_gate(tool_id):
     verdict = judge(tool_id, arguments, steps=EDIT_STEPS)
     assert isinstance(verdict, Suspend)
     assert verdict.gate is not None
+
+
+class TestTheConnectionStep:
+    """Whose connection a call uses, and who must say yes first."""
+
+    TOOLS = {who_am_i.id: who_am_i}
+    ADA = "7"
+
+    def ctx(self, *, started_by=None, owners=None, connected=True) -> PolicyContext:
+        connection = ToolConnection(app="tracker", owner="ada", open_client=lambda: None)
+        return PolicyContext(
+            run=RunFacts(id="r", started_by=started_by, connection_owners=owners or {}),
+            tools=self.TOOLS,
+            agent_id="conn-probe.assistant",
+            agent_gates=AgentGates(enabled=True, overrides={}),
+            connections={"tracker": connection} if connected else {},
+        )
+
+    def answered(self, call_id: str, decision: str, owner: str = ADA) -> RunState:
+        state = RunState()
+        waitpoint = {
+            "kind": "approval",
+            "subjectKind": "connection:use",
+            "callId": call_id,
+            "toolId": "conn-probe.who-am-i",
+            "app": "tracker",
+            "ownerId": owner,
+        }
+        resolution = {"decision": decision, "rationale": "no thanks", "reviewer": "Ada"}
+        state.apply(EntryKind.WAIT_RESUMED, "", {"waitpoint": waitpoint, "resolution": resolution})
+        return state
+
+    def test_a_persons_run_uses_their_connection_without_asking(self):
+        verdict = judge("conn-probe.who-am-i", {}, ctx=self.ctx(started_by=self.ADA))
+        assert isinstance(verdict, Ready)
+        assert verdict.call.connection.owner == "ada"
+
+    def test_a_persons_run_without_the_connection_waits_for_them_to_connect(self):
+        verdict = judge("conn-probe.who-am-i", {}, ctx=self.ctx(started_by=self.ADA, connected=False))
+        assert isinstance(verdict, Suspend)
+        assert verdict.waitpoint["subjectKind"] == "connection:required"
+        assert verdict.waitpoint["ownerId"] == self.ADA
+
+    def test_a_run_no_person_started_asks_the_named_owner_even_for_a_read(self):
+        verdict = judge("conn-probe.who-am-i", {}, ctx=self.ctx(owners={"tracker": self.ADA}))
+        assert isinstance(verdict, Suspend)
+        assert verdict.waitpoint["kind"] == "approval"
+        assert verdict.waitpoint["subjectKind"] == "connection:use"
+        assert (verdict.waitpoint["app"], verdict.waitpoint["ownerId"]) == ("tracker", self.ADA)
+        assert verdict.waitpoint["digest"] == call_digest("conn-probe.who-am-i", "1.0.0", {})
+
+    def test_the_owners_yes_covers_every_later_call_of_the_run(self):
+        state = self.answered("c1", "approve")
+        ctx = self.ctx(owners={"tracker": self.ADA})
+        for call_id in ("c1", "c2", "c9"):
+            verdict = judge("conn-probe.who-am-i", {}, state=state, ctx=ctx, call_id=call_id)
+            assert isinstance(verdict, Ready), call_id
+        assert state.resolutions == {}  # a yes to the connection approves no call
+
+    def test_a_yes_from_someone_else_covers_nothing(self):
+        state = self.answered("c1", "approve", owner="8")
+        verdict = judge("conn-probe.who-am-i", {}, state=state, ctx=self.ctx(owners={"tracker": self.ADA}))
+        assert isinstance(verdict, Suspend)
+
+    def test_the_owners_no_refuses_that_call_as_data_and_a_later_call_asks_again(self):
+        state = self.answered("c1", "reject")
+        ctx = self.ctx(owners={"tracker": self.ADA})
+        refused = judge("conn-probe.who-am-i", {}, state=state, ctx=ctx, call_id="c1")
+        assert isinstance(refused, Refused)
+        assert refused.result["status"] == "rejected"
+        assert refused.result["error"]["code"] == "CONNECTION_REFUSED"
+        assert "no thanks" in refused.result["error"]["message"]
+        again = judge("conn-probe.who-am-i", {}, state=state, ctx=ctx, call_id="c2")
+        assert isinstance(again, Suspend)
+
+    def test_after_the_yes_a_missing_connection_waits_for_its_owner_to_connect(self):
+        state = self.answered("c1", "approve")
+        ctx = self.ctx(owners={"tracker": self.ADA}, connected=False)
+        verdict = judge("conn-probe.who-am-i", {}, state=state, ctx=ctx)
+        assert isinstance(verdict, Suspend)
+        assert verdict.waitpoint["subjectKind"] == "connection:required"
+        assert verdict.waitpoint["ownerId"] == self.ADA
+
+    def test_a_run_no_person_started_that_named_no_one_is_refused(self):
+        verdict = judge("conn-probe.who-am-i", {}, ctx=self.ctx())
+        assert isinstance(verdict, Refused)
+        assert verdict.result["error"]["code"] == "TOOL_NOT_ALLOWED"

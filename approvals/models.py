@@ -100,7 +100,9 @@ class Approval(models.Model):
         if self.subject_kind == INTERRUPTED_TOOL_CALL:
             return f"Interrupted call: {self.tool_key}"
         if self.subject_kind == CONNECTION_USE:
-            return f"Use of {self.connection['owner']}'s {self.connection['app']} connection: {self.tool_key}"
+            connection = self.connection
+            which = f" ({connection['label']})" if connection.get("label") else ""
+            return f"Use of {connection['owner']}'s {connection['app']} connection{which}: {self.tool_key}"
         return f"HITL review: {self.tool_key}"
 
     @property
@@ -120,7 +122,9 @@ class Approval(models.Model):
             "arguments": self.arguments,
         }
         if self.connection:
-            ref["connection"] = {"app": self.connection["app"], "owner": self.connection["owner"]}
+            ref["connection"] = {
+                key: self.connection[key] for key in ("app", "owner", "label") if key in self.connection
+            }
         return ref
 
     @property

@@ -26,7 +26,10 @@ def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None
         return None
     app, owner_id = waitpoint["app"], int(waitpoint["ownerId"])
     named = (run.connection_owners or {}).get(app) or {}
-    return {"app": app, "ownerId": owner_id, "owner": named.get("username") or str(owner_id)}
+    connection = {"app": app, "ownerId": owner_id, "owner": named.get("username") or str(owner_id)}
+    if named.get("label"):
+        connection["label"] = named["label"]
+    return connection
 
 
 class ApprovalWaitpoints:

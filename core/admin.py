@@ -25,14 +25,17 @@ class ReadOnlyAdminMixin:
 
 class TenantScopedAdminMixin:
     """For records that belong to a tenant: a tenant's staff see only their tenant's and may
-    choose no other tenant; a superuser sees and chooses every tenant's."""
+    choose no other tenant; a superuser sees and chooses every tenant's. ``tenant_path``: where
+    the record's tenant is, for one that belongs to it through another (``mailbox__tenant``)."""
+
+    tenant_path = "tenant"
 
     def get_queryset(self, request):
         rows = super().get_queryset(request)
         if request.user.is_superuser:
             return rows
         membership = getattr(request.user, "membership", None)
-        return rows.filter(tenant=membership.tenant) if membership else rows.none()
+        return rows.filter(**{self.tenant_path: membership.tenant}) if membership else rows.none()
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "tenant" and not request.user.is_superuser:

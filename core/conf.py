@@ -51,6 +51,16 @@ DEFAULTS: dict[str, Any] = {
     # How long a call of Kindgi's /mcp endpoint waits for its run before answering with where the
     # run stands (waiting for an approval, still running).
     "KINDGI_MCP_CALL_WAIT_SECONDS": 20,
+    # DKIM public keys known ahead of DNS: {"<selector>._domainkey.<domain>": "v=DKIM1; …"}.
+    "KINDGI_MAIL_DKIM_KEYS": {},
+    # The SMTP receiver's limits: the largest mail it takes (each mailbox may take less), open
+    # connections at once, recipients per mail, and seconds a quiet connection is kept.
+    "KINDGI_MAIL_MAX_BYTES": 26_214_400,
+    "KINDGI_MAIL_MAX_CONNECTIONS": 50,
+    "KINDGI_MAIL_MAX_RECIPIENTS": 20,
+    "KINDGI_MAIL_TIMEOUT_SECONDS": 60,
+    # The mailer (a MAILERS alias) that Kindgi's mail tools send through.
+    "KINDGI_MAILER": "default",
 }
 
 

@@ -38,15 +38,21 @@ class Environment:
             raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
 
     def json_list(self, name: str) -> list:
+        return self._json(name, list, "a JSON list")
+
+    def json_object(self, name: str) -> dict:
+        return self._json(name, dict, "a JSON object")
+
+    def _json(self, name: str, kind: type, what: str):
         raw = self.text(name)
         if not raw:
-            return []
+            return kind()
         try:
             value = json.loads(raw)
         except ValueError as error:
-            raise ImproperlyConfigured(f"{name} must be a JSON list: {error}") from None
-        if not isinstance(value, list):
-            raise ImproperlyConfigured(f"{name} must be a JSON list, not {type(value).__name__}")
+            raise ImproperlyConfigured(f"{name} must be {what}: {error}") from None
+        if not isinstance(value, kind):
+            raise ImproperlyConfigured(f"{name} must be {what}, not {type(value).__name__}")
         return value
 
     def listing(self, name: str, default: str) -> list[str]:

@@ -6,6 +6,7 @@ from approvals.console import rules
 from approvals.console import views as approvals
 from connections import console as connections
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
+from mail import console as mail
 from runs import console as runs
 from tenants.signin import SignInView
 
@@ -29,4 +30,6 @@ urlpatterns = [
     path("connections/connect/", connections.connect, name="connect"),
     path("connections/callback/", connections.callback, name="connection-callback"),
     path("connections/<anyuuid:connection_id>/disconnect/", connections.disconnect, name="disconnect"),
+    path("mail/", mail.mailboxes_page, name="mailboxes"),
+    path("mail/<anyuuid:mailbox_id>/", mail.mailbox_page, name="mailbox"),
 ]

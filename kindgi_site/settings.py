@@ -39,6 +39,8 @@ INSTALLED_APPS = [
     "runs",
     "approvals",
     "connections",
+    "anymail",
+    "mail",
 ]
 
 MIDDLEWARE = [
@@ -208,7 +210,7 @@ KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)
 # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
 KINDGI_APPROVAL_TTL_SECONDS = None
 
-KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops")
+KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops,packs.kindgi_mail")
 
 # MCP servers whose tools every tenant's agents may use, e.g. [{"name": "files", "command":
 # ["python", "server.py"]}, {"name": "tracker", "url": "http://127.0.0.1:9000/mcp", "headers":
@@ -224,6 +226,38 @@ KINDGI_ENCRYPTION_KEY = ENV.text("KINDGI_ENCRYPTION_KEY")
 # …, "tokenUrl": …, "scopes": [...], "clientId": …, "clientSecretEnv": "TRACKER_CLIENT_SECRET",
 # "apiBaseUrl": …}]. Tenants add their own in the admin.
 KINDGI_CONNECTION_APPS = ENV.json_list("KINDGI_CONNECTION_APPS")
+
+# Outgoing mail (Django's mailers): printed to the console in development (unless KINDGI_SMTP_HOST
+# is set); in production, SMTP to KINDGI_SMTP_HOST (default localhost, a local MTA), with
+# KINDGI_SMTP_PORT (25), KINDGI_SMTP_USER, KINDGI_SMTP_PASSWORD and KINDGI_SMTP_TLS (STARTTLS, off).
+# Kindgi's mail tools send through KINDGI_MAILER, a MAILERS alias.
+if DEBUG and not ENV.text("KINDGI_SMTP_HOST"):
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+else:
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": ENV.text("KINDGI_SMTP_HOST", "localhost"),
+                "port": ENV.integer("KINDGI_SMTP_PORT", 25),
+                "username": ENV.text("KINDGI_SMTP_USER"),
+                "password": ENV.text("KINDGI_SMTP_PASSWORD"),
+                "use_tls": ENV.boolean("KINDGI_SMTP_TLS", False),
+                "timeout": 30,
+            },
+        }
+    }
+KINDGI_MAILER = ENV.text("KINDGI_MAILER", "default")
+DEFAULT_FROM_EMAIL = ENV.text("KINDGI_MAIL_FROM", "kindgi@localhost")
+# Inbound mail from a provider (django-anymail): Mailgun's webhook signing key turns on
+# /mail/inbound/mailgun/inbound/, whose requests anymail checks against it.
+ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": ENV.text("KINDGI_MAILGUN_WEBHOOK_SIGNING_KEY")}
+# DKIM public keys known ahead of DNS (a JSON object), and the SMTP receiver's limits.
+KINDGI_MAIL_DKIM_KEYS = ENV.json_object("KINDGI_MAIL_DKIM_KEYS")
+KINDGI_MAIL_MAX_BYTES = ENV.integer("KINDGI_MAIL_MAX_BYTES", 26_214_400)
+KINDGI_MAIL_MAX_CONNECTIONS = ENV.integer("KINDGI_MAIL_MAX_CONNECTIONS", 50)
+KINDGI_MAIL_MAX_RECIPIENTS = ENV.integer("KINDGI_MAIL_MAX_RECIPIENTS", 20)
+KINDGI_MAIL_TIMEOUT_SECONDS = ENV.integer("KINDGI_MAIL_TIMEOUT_SECONDS", 60)
 
 # Web and worker processes list the servers again this often (seconds; 0: only on demand).
 KINDGI_MCP_REFRESH_SECONDS = ENV.integer("KINDGI_MCP_REFRESH_SECONDS", 300)

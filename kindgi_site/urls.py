@@ -6,6 +6,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kindgi_site import metrics, views
+from mail import inbound
 from tenants.signin import admin_sign_in
 
 urlpatterns = [
@@ -18,6 +19,8 @@ urlpatterns = [
     path("admin/login/", admin_sign_in, name="admin-login"),
     path("admin/", admin.site.urls),
     path("console/", include("kindgi_site.console_urls")),
+    # A mail provider's inbound webhook (Mailgun's, its signature checked by anymail).
+    path("mail/inbound/mailgun/", inbound.mailgun_inbound, name="mail-inbound-mailgun"),
     path("api/v1/", include(("kindgi_site.api.urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

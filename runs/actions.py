@@ -60,6 +60,7 @@ def check_start_run(
     tenant: Tenant | None = None,
     acting_user=None,
     connections: Any = None,
+    connection_labels: Mapping[str, str] | None = None,
     trigger: Trigger | None = None,
 ) -> Run:
     """Start a run of a flow or an agent turn for ``tenant`` (by default, the acting user's).
@@ -73,6 +74,8 @@ def check_start_run(
     A person's run (``acting_user`` a person) uses their own connections. A run no person starts
     (a service account's, or ``trigger`` mail or schedule) may name whose connection each app's
     calls use, ``connections`` ``{app: username}``; each such use first waits for that person's yes.
+    ``connection_labels`` ``{app: text}`` say which of theirs it is (a mailbox's address), for the
+    person asked.
     """
     tenant = tenant or tenant_for_user(acting_user)
     service = acting_user if is_service_account(acting_user) else None
@@ -81,6 +84,9 @@ def check_start_run(
     if trigger == Trigger.PERSON and acting_user is None:
         raise RunInputError(["/trigger: a person's run needs the person who starts it"])
     owners = _connection_owners(connections, tenant=tenant, trigger=trigger)
+    for app, label in (connection_labels or {}).items():
+        if app in owners:
+            owners[app]["label"] = label
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
     try:
         run_input = validate_run_input(target, input)

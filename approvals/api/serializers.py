@@ -21,6 +21,9 @@ from core.api.fields import (
 class ConnectionRefSerializer(serializers.Serializer):
     app = serializers.CharField()
     owner = serializers.CharField(help_text="The connection's owner: the one person who may decide.")
+    label = serializers.CharField(
+        required=False, help_text="Which of the owner's it is, where that needs saying (a mailbox's address)."
+    )
 
 
 class SubjectRefSerializer(serializers.Serializer):

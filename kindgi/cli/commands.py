@@ -194,7 +194,13 @@ def catalog_get(kind: str):
 def dev(args) -> int:
     from kindgi.cli.dev import serve
 
-    return serve(host=args.host, port=args.port)
+    return serve(host=args.host, port=args.port, mail_port=args.mail_port)
+
+
+def mail_serve(args) -> int:
+    from kindgi.cli.dev import mail_serve as run_receiver
+
+    return run_receiver(host=args.host, port=args.port)
 
 
 def serve(args) -> int:

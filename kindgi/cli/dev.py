@@ -13,10 +13,14 @@ from kindgi.cli.config import load_saved, save
 from kindgi.cli.errors import OK, USAGE_ERROR, CliError
 
 
-def _django(*arguments: str, capture: bool = False) -> str:
-    env = os.environ | {
+def _django_env() -> dict[str, str]:
+    return os.environ | {
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
     }
+
+
+def _django(*arguments: str, capture: bool = False) -> str:
+    env = _django_env()
     result = subprocess.run(
         [sys.executable, "-m", "django", *arguments],
         env=env,
@@ -28,7 +32,7 @@ def _django(*arguments: str, capture: bool = False) -> str:
     return result.stdout or ""
 
 
-def serve(*, host: str, port: int) -> int:
+def serve(*, host: str, port: int, mail_port: int = 2525) -> int:
     _django("migrate", "--no-input", "--verbosity", "0")
     _django("load_packs")
     _django("create_dev_admin")
@@ -39,6 +43,12 @@ def serve(*, host: str, port: int) -> int:
         f"Saved {url} and an API token to {path}: `kindgi runs start …` in another terminal now just works."
     )
     print(f"Kindgi is serving on {url}/ (admin at {url}/admin/, API docs at {url}/api/docs/)", flush=True)
+    if mail_port:
+        # Beside the web server, in the same process group: Ctrl-C stops both.
+        subprocess.Popen(
+            [sys.executable, "-m", "django", "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)],
+            env=_django_env(),
+        )
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings"),
         # Lets /metrics answer this machine without a token (kindgi_site.metrics).
@@ -63,6 +73,12 @@ def serve_production(*, host: str, port: int) -> int:
     """One web process (HTTP and WebSockets). Run several behind a proxy; settings come from the
     environment (README, "Running in production")."""
     _exec("-m", "daphne", "-b", host, "-p", str(port), "--proxy-headers", "kindgi_site.asgi:application")
+    return OK  # not reached
+
+
+def mail_serve(*, host: str, port: int) -> int:
+    """The SMTP receiver: mail to a mailbox's address starts its run."""
+    _exec("-m", "django", "mail_serve", "--host", host, "--port", str(port))
     return OK  # not reached
 
 

@@ -109,11 +109,13 @@ def build_parser() -> Parser:
         areas,
         "dev",
         commands.dev,
-        "Run a local server, ready to use: migrate, load the packs, save a token, serve.",
+        "Run a local server, ready to use: migrate, load the packs, save a token, serve (and receive "
+        "mail over SMTP on 127.0.0.1:2525).",
         "kindgi dev",
     )
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
+    dev.add_argument("--mail-port", type=int, default=2525, help="the SMTP receiver's port (0: none)")
     serve = _command(
         areas,
         "serve",
@@ -284,6 +286,17 @@ def build_parser() -> Parser:
         "Disconnect: the connection's tokens are forgotten at once.",
         "kindgi connections remove 5d7c0a8e-3c1f-4f8e-9a53-1f0d6f3b2a11",
     ).add_argument("id")
+
+    mail = _group(areas, "mail", "receive mail that starts runs", "kindgi mail serve --port 2525")
+    mail_serve = _command(
+        mail,
+        "serve",
+        commands.mail_serve,
+        "Receive mail over SMTP: mail to a mailbox's address starts its agent or flow.",
+        "kindgi mail serve --host 0.0.0.0 --port 25",
+    )
+    mail_serve.add_argument("--host", default="127.0.0.1")
+    mail_serve.add_argument("--port", type=int, default=2525)
 
     for kind in ("tools", "agents", "flows"):
         group = _group(areas, kind, f"the catalog's {kind}", f"kindgi {kind} list --output=table")

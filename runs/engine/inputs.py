@@ -1,5 +1,6 @@
-"""A run's input: what a flow's input model or an agent turn's (``userMessage`` plus the agent's
-declared parameters) accepts, refusing unknown fields, and a user's prompt redacted."""
+"""A run's input: what a flow's input model or an agent turn's (``userMessage``, a mail-started
+turn's ``mail``, and the agent's declared parameters) accepts, refusing unknown fields, and a
+user's prompt redacted."""
 
 import functools
 from typing import Annotated, Any
@@ -24,7 +25,11 @@ _JSON_TYPES: dict[str, Any] = {
 
 @functools.cache
 def _model_for(agent_id: str, version: str, parameters: tuple) -> type[BaseModel]:
-    fields: dict[str, Any] = {"userMessage": (Annotated[str, Field(min_length=1)], ...)}
+    fields: dict[str, Any] = {
+        "userMessage": (Annotated[str, Field(min_length=1)], ...),
+        # A mail-started turn's mail: the model reads it as outside data, never as instructions.
+        "mail": (dict | None, None),
+    }
     for name, json_type, required in parameters:
         python_type = _JSON_TYPES.get(json_type, Any)
         fields[name] = (python_type, ...) if required else (python_type | None, None)
@@ -50,4 +55,6 @@ def validate_run_input(target: FlowDefinition | AgentDefinition, data: Any) -> d
     value = validated.model_dump(mode="json", by_alias=True, exclude_unset=False)
     if isinstance(target, AgentDefinition):
         value["userMessage"] = redact_prompt(value["userMessage"], secrets=provider_secrets())
+        if value.get("mail") is None:
+            value.pop("mail", None)
     return value

@@ -26,6 +26,7 @@ from kindgi import (
 from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
+    mail_message,
     model_request,
     pending_tool_calls,
     tool_message,
@@ -94,7 +95,9 @@ class AgentTurn:
 
     def execute(self) -> Outcome:
         if not self.messages:
-            self._grow(*self.run.history, user_message(self.run.input["userMessage"]))
+            mail = self.run.input.get("mail")
+            first = [user_message(self.run.input["userMessage"]), *([mail_message(mail)] if mail else [])]
+            self._grow(*self.run.history, *first)
         while True:
             pending = pending_tool_calls(self.messages)
             if pending:

@@ -14,6 +14,7 @@ from approvals.models import Approval, ApprovalRule
 from connections.crypto import seal
 from connections.models import App, Connection
 from kindgi_site.asgi import application
+from mail.models import Mailbox
 from runs.actions import check_start_run
 from tenants.tokens import do_create_token, do_revoke_token
 from tests.factories import default_tenant, member, other_tenant, reviewer
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PACKS = [
     "packs.my_pack",
     "packs.acme_ops",
+    "packs.kindgi_mail",
     "tests.pack_fixtures.probes",
     "tests.pack_fixtures.connection_probes",
 ]
@@ -58,6 +60,8 @@ class World:
     connection: str
     # A service's run waits for Cora's yes to use it: hers alone to decide.
     connection_use: str
+    # Cora's mailbox: hers and her tenant admins' to see.
+    mailbox: str
     # What must never appear in a response to a caller of the other tenant, and vice versa.
     ours: set[str]
     theirs: set[str]
@@ -85,6 +89,15 @@ def world() -> World:
     )
     _app(ours, "tracker")  # the app the probe's tool acts through
     connection_use = _waiting_for_coras_yes(ours)
+    mailbox = Mailbox.objects.create(
+        tenant=ours, address="help@acme.test", owner=cora, agent_key="kindgi-mail.responder"
+    )
+    Mailbox.objects.create(
+        tenant=other_tenant(),
+        address="help@globex.test",
+        owner=member("gus", tenant=other_tenant()),
+        agent_key="kindgi-mail.responder",
+    )
     return World(
         run=run,
         cancellable=cancellable,
@@ -92,8 +105,19 @@ def world() -> World:
         rule=rule.pk,
         connection=str(connection.pk),
         connection_use=connection_use,
-        ours={run, approval, cancellable, "acme rule", str(connection.pk), "cora-secret", connection_use},
+        mailbox=str(mailbox.pk),
+        ours={
+            "help@acme.test",
+            run,
+            approval,
+            cancellable,
+            "acme rule",
+            str(connection.pk),
+            "cora-secret",
+            connection_use,
+        },
         theirs={
+            "help@globex.test",
             their_run,
             their_approval,
             "globex rule",
@@ -209,6 +233,13 @@ def expected(endpoint: str, caller: str) -> int:
         # The use of a person's connection is theirs alone to allow, whatever anyone's role.
         "GET connection-use approval": 404 if other else 200,
         "POST connection-use complete": 404 if other else (200 if owner else 403),
+        # A mailbox is its owner's and its tenant admins' to see; only a tenant admin changes one.
+        "GET mailboxes": 200,
+        "GET mailbox": 200 if (owner or (admin and not other)) else 404,
+        "GET mailbox messages": 200 if (owner or (admin and not other)) else 404,
+        "POST mailboxes": (400 if other else 201) if admin else 403,
+        "PATCH mailbox": (200 if admin and not other else 403 if owner else 404),
+        "DELETE mailbox": (204 if admin and not other else 403 if owner else 404),
         # Rules are for tenant admins, each of their own tenant's.
         "GET approval-rules": 200 if admin else 403,
         "POST approval-rules": 201 if admin else 403,
@@ -240,6 +271,9 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET connection-apps", "get", "/api/v1/connection-apps", None),
         ("GET connections", "get", "/api/v1/connections", None),
         ("GET connection", "get", f"/api/v1/connections/{world.connection}", None),
+        ("GET mailboxes", "get", "/api/v1/mailboxes", None),
+        ("GET mailbox", "get", f"/api/v1/mailboxes/{world.mailbox}", None),
+        ("GET mailbox messages", "get", f"/api/v1/mailboxes/{world.mailbox}/messages", None),
         ("GET approval-rules", "get", "/api/v1/approval-rules", None),
         ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
         (
@@ -275,6 +309,14 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ),
         ("POST connections", "post", "/api/v1/connections", {"app": "acme-tracker"}),
         ("DELETE connection", "delete", f"/api/v1/connections/{world.connection}", None),
+        (
+            "POST mailboxes",
+            "post",
+            "/api/v1/mailboxes",
+            {"address": "new@acme.test", "owner": "cora", "agentId": "kindgi-mail.responder"},
+        ),
+        ("PATCH mailbox", "patch", f"/api/v1/mailboxes/{world.mailbox}", {"enabled": False}),
+        ("DELETE mailbox", "delete", f"/api/v1/mailboxes/{world.mailbox}", None),
         ("PATCH approval-rule", "patch", f"/api/v1/approval-rules/{world.rule}", {"enabled": False}),
         ("DELETE approval-rule", "delete", f"/api/v1/approval-rules/{world.rule}", None),
     ]

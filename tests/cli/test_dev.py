@@ -3,18 +3,20 @@
 import json
 import os
 import signal
+import smtplib
 import stat
 import subprocess
 import sys
 import time
 
 import httpx
+import pytest
 
 from tests.live_server import ROOT, free_port
 
 
 def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
-    port = free_port()
+    port, mail_port = free_port(), free_port()
     config = tmp_path / "config" / "kindgi.json"
     env = os.environ | {
         "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
@@ -24,7 +26,7 @@ def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
     env.pop("KINDGI_URL", None)
     kindgi = [sys.executable, "-m", "kindgi.cli"]
     server = subprocess.Popen(
-        [*kindgi, "dev", "--port", str(port)],
+        [*kindgi, "dev", "--port", str(port), "--mail-port", str(mail_port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -54,6 +56,23 @@ def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
             [*kindgi, "reviewers", "me"], env=env, capture_output=True, text=True, timeout=60
         )
         assert json.loads(result.stdout)["user"] == "admin"
+
+        # Beside the web server, the SMTP receiver: there is no mailbox nobody@nowhere.test.
+        smtp = _connect_smtp(mail_port)
+        with smtp, pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+            smtp.sendmail("bob@example.com", ["nobody@nowhere.test"], b"Subject: hi\r\n\r\nhi")
+        assert refused.value.recipients["nobody@nowhere.test"] == (550, b"5.1.1 no such mailbox here")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
+
+
+def _connect_smtp(port: int) -> smtplib.SMTP:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return smtplib.SMTP("127.0.0.1", port, timeout=30)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

@@ -37,7 +37,7 @@ def test_a_services_run_names_whose_connection_each_app_uses(cli, monkeypatch):
         "--use-connection=nowhere:ada",
     )
     assert code == 1
-    assert "/connections/nowhere: there is no app 'nowhere' here (apps: tracker)" in err
+    assert "/connections/nowhere: there is no app 'nowhere' here (apps: mailbox, tracker)" in err
 
 
 def test_use_connection_takes_an_app_and_a_username(cli):

@@ -226,7 +226,7 @@ def test_after_her_yes_a_run_waits_for_her_to_connect_when_she_has_not(tracker, 
 @pytest.mark.parametrize(
     ("connections", "error"),
     [
-        ({"nowhere": "ada"}, "/connections/nowhere: there is no app 'nowhere' here (apps: tracker)"),
+        ({"nowhere": "ada"}, "/connections/nowhere: there is no app 'nowhere' here (apps: mailbox, tracker)"),
         ({"tracker": "nobody"}, "/connections/tracker: there is no person 'nobody' in this tenant"),
         ({"tracker": "carol"}, "/connections/tracker: there is no person 'carol' in this tenant"),
         ({"tracker": "nightly-report"}, "/connections/tracker: 'nightly-report' is a service account"),

@@ -451,7 +451,7 @@ class TestAgentInput:
             "/input/userMessage: String should have at least 1 character",
             "/input/tone: Field required",
             "/input/maxWords: Input should be a valid integer, unable to parse string as an integer",
-            "/input/colour: unknown field (the fields are: userMessage, tone, maxWords)",
+            "/input/colour: unknown field (the fields are: userMessage, mail, tone, maxWords)",
         ]
         assert Run.objects.count() == 0
         SCRIPT.replies = [answer()]

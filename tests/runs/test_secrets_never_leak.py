@@ -213,3 +213,62 @@ def test_connection_tokens_and_the_apps_client_secret_appear_nowhere(
         text = text.decode() if isinstance(text, bytes) else text
         for secret in secrets:
             assert secret not in text
+
+
+def test_the_mail_providers_signing_key_appears_nowhere(settings, every_log_line, monkeypatch):
+    """Mail through a provider's webhook, signed with a planted key: the key is in no response,
+    page, stored mail or log line, and neither is a planted key a sender puts in the mail."""
+    import hashlib
+    import hmac
+    import time
+
+    from mail.models import Mailbox, MailMessage, MailRefusal
+    from tests.factories import default_tenant, member
+    from tests.mail.conftest import mail
+
+    monkeypatch.setenv("KINDGI_OPENAI_COMPATIBLE_API_KEY", KEY)
+    settings.KINDGI_PACKS = [*settings.KINDGI_PACKS, "packs.kindgi_mail"]
+    signing_key = "planted-mailgun-key-9QwErTy"
+    settings.ANYMAIL = {"MAILGUN_WEBHOOK_SIGNING_KEY": signing_key}
+    owner = member("ada", tenant_admin=True)
+    mailbox = Mailbox.objects.create(
+        tenant=default_tenant(), address="support@acme.test", owner=owner, agent_key="kindgi-mail.responder"
+    )
+    for number, text in enumerate((f"my key is {KEY}", "hello")):
+        timestamp, token = str(int(time.time())), f"token-{number}-abcdefabcdef"
+        signature = hmac.new(signing_key.encode(), f"{timestamp}{token}".encode(), hashlib.sha256).hexdigest()
+        form = {
+            "body-mime": mail(text=text, message_id=f"<s{number}@example.com>").as_string(),
+            "recipient": "support@acme.test",
+            "sender": "bob@example.com",
+            "timestamp": timestamp,
+            "token": token,
+            "signature": signature,
+        }
+        assert Client().post("/mail/inbound/mailgun/", form).status_code == 200
+    assert MailMessage.objects.count() == 2
+    assert Run.objects.filter(trigger="mail").count() == 2
+
+    api = client_for(owner)
+    console = Client()
+    console.force_login(owner)
+    seen = [
+        api.get("/api/v1/mailboxes").content,
+        api.get(f"/api/v1/mailboxes/{mailbox.pk}").content,
+        api.get(f"/api/v1/mailboxes/{mailbox.pk}/messages").content,
+        api.get(f"/api/v1/mailboxes/{mailbox.pk}/refusals").content,
+        api.get("/api/v1/runs").content,
+        *(api.get(f"/api/v1/runs/{run.pk}").content for run in Run.objects.all()),
+        console.get("/console/mail/").content,
+        console.get(f"/console/mail/{mailbox.pk}/").content,
+        *(console.get(f"/console/runs/{run.pk}/").content for run in Run.objects.all()),
+        json.dumps(list(MailMessage.objects.values()), default=str),
+        json.dumps(list(MailRefusal.objects.values()), default=str),
+        json.dumps(list(Run.objects.values("input", "messages")), default=str),
+        every_log_line.text,
+    ]
+    for text in seen:
+        text = text.decode() if isinstance(text, bytes) else text
+        assert signing_key not in text
+    # What the sender wrote is stored as they wrote it but for a provider key, which is redacted.
+    assert KEY not in json.dumps(list(Run.objects.values("input")), default=str)

@@ -122,7 +122,7 @@ def test_a_changed_definition_updates_its_row():
 def test_a_removed_definition_is_retired_not_deleted_and_can_return():
     report = do_load_catalog(shop())
     # the sample packs are not in this registry, so their rows retire but stay
-    assert report.retired["tool"] == 5
+    assert report.retired["tool"] == 9
     assert Tool.objects.filter(key__startswith="my-pack.", retired_at__isnull=False).count() == 3
     retired_at = timezone.now() - timedelta(minutes=5)
     report = do_load_catalog(shop(flows=()), now=retired_at)
@@ -184,7 +184,7 @@ def test_an_override_for_a_tool_the_new_version_dropped_is_not_carried():
 def test_the_command_loads_the_configured_packs_and_says_what_changed(capsys):
     Tool.objects.filter(key="my-pack.greet").delete()
     call_command("load_packs")
-    assert "Catalog loaded: tools: 1 created, 4 unchanged; agents: 2 unchanged; flows: 4 unchanged" in (
+    assert "Catalog loaded: tools: 1 created, 8 unchanged; agents: 3 unchanged; flows: 4 unchanged" in (
         capsys.readouterr().out
     )
 

@@ -286,14 +286,15 @@ def _decided(approval: Approval, decision: Decision) -> None:
 EXPIRED_RATIONALE = "expired"
 
 
-def expire_due_approvals(*, now=None) -> Sweep:
+def expire_due_approvals(*, now=None, limit: int | None = None) -> Sweep:
     """Expire every pending approval whose time is up. Safe to run anywhere, any time: an
     approval whose run this process could not go on with (its agent or flow is not in the packs
-    loaded here) is left as it is and reported. Past its time it lets nothing run either way."""
+    loaded here) is left as it is and reported. Past its time it lets nothing run either way.
+    ``limit``: at most this many, the longest overdue first."""
     now = now or timezone.now()
     sweep = Sweep()
     due = Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).select_related("run")
-    for approval in due.defer("run__messages"):
+    for approval in due.defer("run__messages").order_by("expires_at")[:limit]:
         if (why := missing_here(approval.run)) is not None:
             sweep.left.append(f"approval {approval.pk}: {why}")
         elif do_expire_approval(approval.pk, now=now):

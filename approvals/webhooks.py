@@ -132,8 +132,11 @@ def _schedule_retry(delivery: WebhookDelivery) -> None:
         deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(str(delivery.pk))
 
 
-def deliver_due_webhooks(*, now=None) -> int:
-    """Attempt every pending delivery whose time has come; return how many succeeded."""
+def deliver_due_webhooks(*, now=None, limit: int | None = None) -> int:
+    """Attempt every pending delivery whose time has come (at most ``limit``, the longest
+    waiting first); return how many succeeded."""
     now = now or timezone.now()
-    due = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
-    return sum(attempt_delivery(pk, now=now) for pk in list(due.values_list("pk", flat=True)))
+    due = WebhookDelivery.objects.filter(
+        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+    ).order_by("next_attempt_at")
+    return sum(attempt_delivery(pk, now=now) for pk in list(due.values_list("pk", flat=True)[:limit]))

@@ -59,6 +59,10 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_MAIL_MAX_CONNECTIONS": 50,
     "KINDGI_MAIL_MAX_RECIPIENTS": 20,
     "KINDGI_MAIL_TIMEOUT_SECONDS": 60,
+    # How often a sweeper (kindgi dev's, each worker's) runs the periodic sweeps (0: never), and
+    # how many items each sweep handles a round.
+    "KINDGI_SWEEP_SECONDS": 5,
+    "KINDGI_SWEEP_LIMIT": 100,
     # The mailer (a MAILERS alias) that Kindgi's mail tools send through.
     "KINDGI_MAILER": "default",
 }

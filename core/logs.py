@@ -96,5 +96,7 @@ def logging_config(*, log_format: str, level: str) -> dict:
             "django": {"level": "INFO", "handlers": []},
             # With immediate tasks, a line per task start and finish drowns out everything else.
             "django.tasks": {"level": "WARNING"},
+            # aiosmtpd narrates every SMTP connection; Kindgi logs what each mail came to.
+            "mail.log": {"level": "WARNING"},
         },
     }

@@ -208,7 +208,12 @@ KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
 KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)
 
 # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
-KINDGI_APPROVAL_TTL_SECONDS = None
+KINDGI_APPROVAL_TTL_SECONDS = ENV.integer("KINDGI_APPROVAL_TTL_SECONDS", 0) or None
+
+# Expiry, webhook retries and stuck-run recovery run on their own: in kindgi dev and in every
+# worker, one process at a time (runs.sweeper), every this many seconds (0: only by command).
+KINDGI_SWEEP_SECONDS = ENV.integer("KINDGI_SWEEP_SECONDS", 5)
+KINDGI_SWEEP_LIMIT = ENV.integer("KINDGI_SWEEP_LIMIT", 100)
 
 KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops,packs.kindgi_mail")
 

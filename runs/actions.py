@@ -265,7 +265,7 @@ def _cancel(run: Run, *, reason: str, acting_user) -> None:
         _cancel(child, reason="its parent run was cancelled", acting_user=acting_user)
 
 
-def recover_stuck_runs(*, now=None) -> Sweep:
+def recover_stuck_runs(*, now=None, limit: int | None = None) -> Sweep:
     """Queue again every running run whose executor's claim has expired (the executor died).
 
     The executor that picks one up takes the claim over and continues from the journal. A run
@@ -273,7 +273,10 @@ def recover_stuck_runs(*, now=None) -> Sweep:
     here, it would fail for want of a definition another process has."""
     now = now or timezone.now()
     sweep = Sweep()
-    for run in Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).defer("messages"):
+    stuck = Run.objects.filter(status=RunStatus.RUNNING, claim_expires_at__lt=now).order_by(
+        "claim_expires_at"
+    )
+    for run in stuck.defer("messages")[:limit]:
         if (why := missing_here(run)) is not None:
             sweep.left.append(why)
             continue

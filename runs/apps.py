@@ -5,3 +5,9 @@ class RunsConfig(AppConfig):
     """Runs of flows and agent turns, their journals and the engine that executes them."""
 
     name = "runs"
+
+    def ready(self):
+        from runs.actions import recover_stuck_runs
+        from runs.sweeper import register_sweep
+
+        register_sweep("recover runs", recover_stuck_runs)

@@ -137,3 +137,15 @@ class JournalEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} #{self.sequence} {self.kind}"
+
+
+class SweepLease(models.Model):
+    """Who may run the periodic sweeps now: one holder at a time across every process and
+    machine, until its lease expires (``runs.sweeper``)."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    holder = models.CharField(max_length=200, blank=True)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.holder or 'nobody'} until {self.expires_at.isoformat()}"

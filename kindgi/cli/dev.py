@@ -43,8 +43,10 @@ def serve(*, host: str, port: int, mail_port: int = 2525) -> int:
         f"Saved {url} and an API token to {path}: `kindgi runs start …` in another terminal now just works."
     )
     print(f"Kindgi is serving on {url}/ (admin at {url}/admin/, API docs at {url}/api/docs/)", flush=True)
+    # Beside the web server, in the same process group (Ctrl-C stops them all): the sweeper, which
+    # expires approvals, retries webhooks and recovers runs on its own, and the SMTP receiver.
+    subprocess.Popen([sys.executable, "-m", "django", "run_sweeps", "--every", "0"], env=_django_env())
     if mail_port:
-        # Beside the web server, in the same process group: Ctrl-C stops both.
         subprocess.Popen(
             [sys.executable, "-m", "django", "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)],
             env=_django_env(),

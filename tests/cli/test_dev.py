@@ -76,3 +76,61 @@ def _connect_smtp(port: int) -> smtplib.SMTP:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_path):
+    """A one-second TTL and sweeps every second: the approval expires and its run goes on."""
+    port = free_port()
+    env = os.environ | {
+        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
+        "KINDGI_CONFIG": str(tmp_path / "kindgi.json"),
+        "KINDGI_APPROVAL_TTL_SECONDS": "1",
+        "KINDGI_SWEEP_SECONDS": "1",
+    }
+    env.pop("KINDGI_TOKEN", None)
+    env.pop("KINDGI_URL", None)
+    kindgi = [sys.executable, "-m", "kindgi.cli"]
+    server = subprocess.Popen(
+        [*kindgi, "dev", "--port", str(port), "--mail-port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None
+                time.sleep(0.3)
+        started = subprocess.run(
+            [*kindgi, "runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}'],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        run = json.loads(started.stdout)
+        assert run["status"] == "suspended", started.stdout + started.stderr
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            shown = subprocess.run(
+                [*kindgi, "runs", "get", run["id"]], env=env, capture_output=True, text=True, timeout=60
+            )
+            run = json.loads(shown.stdout)
+            if run["status"] in ("completed", "failed", "cancelled"):
+                break
+            time.sleep(0.5)
+        assert run["status"] == "completed"
+        assert run["output"]["reply"] == "Nothing was posted: a reviewer rejected it (expired)."
+        listed = subprocess.run(
+            [*kindgi, "approvals", "list"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert [item["status"] for item in json.loads(listed.stdout)["items"]] == ["expired"]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)

@@ -2,6 +2,7 @@ from django_tasks_db.management.commands.db_worker import Command as DatabaseWor
 from prometheus_client import start_http_server
 
 from core.metrics import process_registry
+from runs.sweeper import start_sweeper
 from tools.mcp.refresher import start_refresher
 
 
@@ -22,4 +23,5 @@ class Command(DatabaseWorkerCommand):
         if metrics_port is not None:
             start_http_server(metrics_port, addr=metrics_host, registry=process_registry())
         start_refresher()  # MCP servers' listings stay fresh wherever runs execute
+        start_sweeper()  # expiry, webhook retries, recovery: one worker at a time sweeps
         super().handle(*args, **options)

@@ -1,0 +1,107 @@
+"""One scheduler for Kindgi's periodic work: expiring approvals, retrying webhooks, recovering
+runs whose executor died, and whatever else an app registers.
+
+Every process that sweeps (``kindgi dev``'s sweeper, each ``kindgi worker``) wakes every
+``KINDGI_SWEEP_SECONDS`` and sweeps only if it holds the sweep lease: one row, taken with a single
+conditional UPDATE, so that one process acts at a time across processes and machines; a holder
+that dies loses it when it expires. Each sweep handles at most ``KINDGI_SWEEP_LIMIT`` items a round
+and is safe to repeat (each item is decided under its own row lock). The management commands
+(``expire_approvals``, ``deliver_webhooks``, ``recover_runs``, ``run_sweeps``) stay for cron.
+"""
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, connections
+from django.db.models import Q
+from django.utils import timezone
+
+from core.conf import setting
+from runs.models import SweepLease
+
+logger = logging.getLogger("kindgi.sweeps")
+
+LEASE = "sweeps"
+# A sweep: given now and the most items to handle, what it did (a Sweep, or a count).
+SweepFunction = Callable[..., Any]
+_sweeps: dict[str, SweepFunction] = {}
+
+
+def register_sweep(name: str, function: SweepFunction) -> None:
+    _sweeps[name] = function
+
+
+def this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def take_lease(holder: str, *, seconds: float, now=None) -> bool:
+    """Whether ``holder`` holds the sweep lease for the next ``seconds``: it had it, or nobody
+    did (or the last holder's expired)."""
+    now = now or timezone.now()
+    with contextlib.suppress(IntegrityError):  # another process made it at the same moment
+        SweepLease.objects.get_or_create(name=LEASE, defaults={"holder": "", "expires_at": now})
+    taken = (
+        SweepLease.objects.filter(name=LEASE)
+        .filter(Q(expires_at__lte=now) | Q(holder=holder))
+        .update(holder=holder, expires_at=now + timedelta(seconds=seconds))
+    )
+    return taken == 1
+
+
+def sweep_once(holder: str, *, now=None) -> dict[str, Any] | None:
+    """One round: every registered sweep, if ``holder`` holds the lease (None if not). A sweep that
+    breaks is logged and the others still run."""
+    interval = setting("KINDGI_SWEEP_SECONDS") or 1
+    if not take_lease(holder, seconds=max(3 * interval, 30), now=now):
+        return None
+    done: dict[str, Any] = {}
+    for name, function in _sweeps.items():
+        try:
+            done[name] = function(now=now, limit=setting("KINDGI_SWEEP_LIMIT"))
+        except Exception:
+            logger.exception("sweep %s failed; the next round tries again", name)
+    return done
+
+
+_started = threading.Lock()
+_running = False
+
+
+def start_sweeper() -> bool:
+    """This process's sweeper thread, started once; whether one runs (KINDGI_SWEEP_SECONDS 0: none)."""
+    global _running
+    interval = setting("KINDGI_SWEEP_SECONDS")
+    if not interval:
+        return False
+    with _started:
+        if not _running:
+            threading.Thread(
+                target=sweep_forever, args=(interval,), name="kindgi-sweeper", daemon=True
+            ).start()
+            _running = True
+    return True
+
+
+def sweep_forever(interval: float, *, rounds: int | None = None, report=None) -> None:
+    holder = this_process()
+    while rounds is None or rounds > 0:
+        try:
+            done = sweep_once(holder)
+            if done and report is not None:
+                report(done)
+        except Exception:  # the database is away: say so, and try again next round
+            logger.exception("the sweeps could not run")
+        finally:
+            connections.close_all()
+        if rounds is not None:
+            rounds -= 1
+        time.sleep(interval)

@@ -66,8 +66,12 @@ class App(models.Model):
         return self.display_name or self.name
 
     def clean(self) -> None:
+        from runs.connections import built_in_apps  # filled in once the apps are ready
+
         if not is_name(self.name):
             raise ValidationError({"name": "Lowercase letters, digits and dashes, like a pack's name."})
+        if self.name in built_in_apps():
+            raise ValidationError({"name": f"{self.name!r} is Kindgi's own (the mail tools act through it)."})
         if self.source == self.Source.ADMIN and self.tenant_id is None:
             raise ValidationError({"tenant": "An app made in the admin belongs to a tenant."})
         if not isinstance(self.scopes, list) or not all(isinstance(scope, str) for scope in self.scopes):

@@ -13,6 +13,8 @@ from runs.models import Run, Trigger
 
 
 class MailboxConnections:
+    built_in_apps = (MAILBOX_APP,)
+
     def connections(self, run: Run, owners: Mapping[str, str]) -> dict[str, ToolConnection]:
         owner_id = owners.get(MAILBOX_APP)
         if owner_id is None:

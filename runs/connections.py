@@ -21,6 +21,9 @@ class ConnectionSource(Protocol):
     def app_names(self, tenant_id) -> Collection[str]:
         """The apps a run of ``tenant_id`` may act through."""
 
+    # Apps the source itself provides (the mail app's "mailbox"): no tenant's app may take the name.
+    built_in_apps: tuple[str, ...]
+
 
 _sources: list[ConnectionSource] = []
 
@@ -41,3 +44,7 @@ def connections_for_run(run: Run, owners: Mapping[str, str]) -> dict[str, ToolCo
 
 def app_names(tenant_id) -> set[str]:
     return {name for source in _sources for name in source.app_names(tenant_id)}
+
+
+def built_in_apps() -> set[str]:
+    return {name for source in _sources for name in getattr(source, "built_in_apps", ())}

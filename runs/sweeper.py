@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from django.db import IntegrityError, connections
 from django.db.models import Q
 from django.utils import timezone
 
+from core.background import start_every
 from core.conf import setting
 from runs.models import SweepLease
 
@@ -72,28 +72,16 @@ def sweep_once(holder: str, *, now=None) -> dict[str, Any] | None:
     return done
 
 
-_started = threading.Lock()
-_running = False
-
-
 def start_sweeper() -> bool:
     """This process's sweeper thread, started once; whether one runs (KINDGI_SWEEP_SECONDS 0: none)."""
-    global _running
-    interval = setting("KINDGI_SWEEP_SECONDS")
-    if not interval:
-        return False
-    with _started:
-        if not _running:
-            threading.Thread(
-                target=sweep_forever, args=(interval,), name="kindgi-sweeper", daemon=True
-            ).start()
-            _running = True
-    return True
-
-
-def sweep_forever(interval: float, *, rounds: int | None = None, report=None) -> None:
     holder = this_process()
-    while rounds is None or rounds > 0:
+    return start_every("kindgi-sweeper", setting("KINDGI_SWEEP_SECONDS"), lambda: sweep_once(holder))
+
+
+def sweep_forever(interval: float, *, report=None) -> None:
+    """Sweep every ``interval`` seconds in this thread, for ever (``run_sweeps --every``)."""
+    holder = this_process()
+    while True:
         try:
             done = sweep_once(holder)
             if done and report is not None:
@@ -102,6 +90,4 @@ def sweep_forever(interval: float, *, rounds: int | None = None, report=None) ->
             logger.exception("the sweeps could not run")
         finally:
             connections.close_all()
-        if rounds is not None:
-            rounds -= 1
         time.sleep(interval)

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -18,42 +19,21 @@ from tests.live_server import ROOT, free_port
 def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
     port, mail_port = free_port(), free_port()
     config = tmp_path / "config" / "kindgi.json"
-    env = os.environ | {
-        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
-        "KINDGI_CONFIG": str(config),
-    }
-    env.pop("KINDGI_TOKEN", None)
-    env.pop("KINDGI_URL", None)
-    kindgi = [sys.executable, "-m", "kindgi.cli"]
-    server = subprocess.Popen(
-        [*kindgi, "dev", "--port", str(port), "--mail-port", str(mail_port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    env = _dev_env(tmp_path, KINDGI_CONFIG=str(config))
+    server = _start_dev(env, port, "--mail-port", str(mail_port))
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert server.poll() is None, server.stdout.read().decode()
-                time.sleep(0.3)
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
         saved = json.loads(config.read_text())
         assert saved["url"] == f"http://127.0.0.1:{port}"
         assert saved["token"].startswith("kgi_")
 
         result = subprocess.run(
-            [*kindgi, "tools", "list"], env=env, capture_output=True, text=True, timeout=60
+            [*KINDGI, "tools", "list"], env=env, capture_output=True, text=True, timeout=60
         )
         assert result.returncode == 0, result.stderr
         assert "my-pack.lookup-order" in result.stdout
         result = subprocess.run(
-            [*kindgi, "reviewers", "me"], env=env, capture_output=True, text=True, timeout=60
+            [*KINDGI, "reviewers", "me"], env=env, capture_output=True, text=True, timeout=60
         )
         assert json.loads(result.stdout)["user"] == "admin"
 
@@ -65,6 +45,44 @@ def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
+
+
+KINDGI = [sys.executable, "-m", "kindgi.cli"]
+
+
+def _dev_env(tmp_path, **more: str) -> dict[str, str]:
+    env = os.environ | {
+        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
+        "KINDGI_CONFIG": str(tmp_path / "kindgi.json"),
+    }
+    env.pop("KINDGI_TOKEN", None)
+    env.pop("KINDGI_URL", None)
+    return env | more
+
+
+def _start_dev(env: dict[str, str], port: int, *flags: str) -> subprocess.Popen:
+    """`kindgi dev` on ``port``, once it answers HTTP (its output in a file beside its database,
+    for a failure to show)."""
+    log = Path(env["KINDGI_SQLITE_PATH"]).with_suffix(".log")
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            [*KINDGI, "dev", "--port", str(port), *flags],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return server
+        except httpx.HTTPError:
+            assert server.poll() is None, log.read_text()
+            time.sleep(0.3)
+    os.killpg(server.pid, signal.SIGTERM)
+    raise AssertionError(f"kindgi dev did not answer on port {port}")
 
 
 def _connect_smtp(port: int) -> smtplib.SMTP:
@@ -80,35 +98,11 @@ def _connect_smtp(port: int) -> smtplib.SMTP:
 
 def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_path):
     """A one-second TTL and sweeps every second: the approval expires and its run goes on."""
-    port = free_port()
-    env = os.environ | {
-        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
-        "KINDGI_CONFIG": str(tmp_path / "kindgi.json"),
-        "KINDGI_APPROVAL_TTL_SECONDS": "1",
-        "KINDGI_SWEEP_SECONDS": "1",
-    }
-    env.pop("KINDGI_TOKEN", None)
-    env.pop("KINDGI_URL", None)
-    kindgi = [sys.executable, "-m", "kindgi.cli"]
-    server = subprocess.Popen(
-        [*kindgi, "dev", "--port", str(port), "--mail-port", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    env = _dev_env(tmp_path, KINDGI_APPROVAL_TTL_SECONDS="1", KINDGI_SWEEP_SECONDS="1")
+    server = _start_dev(env, free_port(), "--mail-port", "0")
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert server.poll() is None
-                time.sleep(0.3)
         started = subprocess.run(
-            [*kindgi, "runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}'],
+            [*KINDGI, "runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}'],
             env=env,
             capture_output=True,
             text=True,
@@ -119,7 +113,7 @@ def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_pat
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             shown = subprocess.run(
-                [*kindgi, "runs", "get", run["id"]], env=env, capture_output=True, text=True, timeout=60
+                [*KINDGI, "runs", "get", run["id"]], env=env, capture_output=True, text=True, timeout=60
             )
             run = json.loads(shown.stdout)
             if run["status"] in ("completed", "failed", "cancelled"):
@@ -128,7 +122,7 @@ def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_pat
         assert run["status"] == "completed"
         assert run["output"]["reply"] == "Nothing was posted: a reviewer rejected it (expired)."
         listed = subprocess.run(
-            [*kindgi, "approvals", "list"], env=env, capture_output=True, text=True, timeout=60
+            [*KINDGI, "approvals", "list"], env=env, capture_output=True, text=True, timeout=60
         )
         assert [item["status"] for item in json.loads(listed.stdout)["items"]] == ["expired"]
     finally:

@@ -6,6 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from django.test import override_settings
 
 from connections.models import App
 from tests.browser.conftest import browser  # noqa: F401  (the browser tests' Chromium, for test_over_http)
@@ -13,6 +14,13 @@ from tests.factories import default_tenant
 from tests.live_server import free_port
 
 OAUTH_SERVER = Path(__file__).resolve().parent.parent / "oauth_server.py"
+# The sample packs, and the probes with a tool that acts through the test app.
+PROBE_PACKS = [
+    "packs.my_pack",
+    "packs.acme_ops",
+    "tests.pack_fixtures.probes",
+    "tests.pack_fixtures.connection_probes",
+]
 CLIENT_SECRET = "test-client-secret"
 
 
@@ -77,3 +85,13 @@ def tracker(oauth_server, monkeypatch):
         client_secret_env="TRACKER_CLIENT_SECRET",
         api_base_url=f"{oauth_server.url}/api",
     )
+
+
+@pytest.fixture
+def probe_packs():
+    """The probes' packs loaded and their script empty, for the tests that run the probe agent."""
+    from tests.pack_fixtures.probes import SCRIPT
+
+    SCRIPT.reset()
+    with override_settings(KINDGI_PACKS=PROBE_PACKS, KINDGI_MODEL_RETRY_DELAY_SECONDS=0):
+        yield

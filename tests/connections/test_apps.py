@@ -38,8 +38,9 @@ def test_the_readmes_example_becomes_an_app_for_every_tenant_and_leaves_when_dro
         ({**TRACKER, "clientSecret": "s3cret"}, r"unknown field\(s\) clientSecret"),
         ({k: v for k, v in TRACKER.items() if k != "tokenUrl"}, "missing tokenUrl"),
         ({**TRACKER, "name": "Tracker App"}, "Lowercase letters, digits and dashes"),
+        ({**TRACKER, "name": "mailbox"}, "'mailbox' is Kindgi's own"),
     ],
-    ids=["a secret in the setting", "no token URL", "not a name"],
+    ids=["a secret in the setting", "no token URL", "not a name", "Kindgi's own app"],
 )
 def test_a_wrong_entry_is_refused_naming_what(config, says):
     with override_settings(KINDGI_CONNECTION_APPS=[config]), pytest.raises(ValueError, match=says):

@@ -4,7 +4,6 @@ for them to connect the app when they have none (or it stopped working), then go
 from datetime import timedelta
 
 import pytest
-from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -17,20 +16,7 @@ from tests.factories import default_tenant, member
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.helpers import answer, calls
 
-pytestmark = pytest.mark.django_db(transaction=True)
-PACKS = [
-    "packs.my_pack",
-    "packs.acme_ops",
-    "tests.pack_fixtures.probes",
-    "tests.pack_fixtures.connection_probes",
-]
-
-
-@pytest.fixture(autouse=True)
-def _packs():
-    SCRIPT.reset()
-    with override_settings(KINDGI_PACKS=PACKS, KINDGI_MODEL_RETRY_DELAY_SECONDS=0):
-        yield
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("probe_packs")]
 
 
 def ask_who(user) -> Run:

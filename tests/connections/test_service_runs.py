@@ -5,7 +5,7 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client, override_settings
+from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals.models import Approval, ApprovalStatus, Reviewer
@@ -18,20 +18,7 @@ from tests.factories import default_tenant, member, other_tenant, reviewer
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.helpers import answer, calls
 
-pytestmark = pytest.mark.django_db(transaction=True)
-PACKS = [
-    "packs.my_pack",
-    "packs.acme_ops",
-    "tests.pack_fixtures.probes",
-    "tests.pack_fixtures.connection_probes",
-]
-
-
-@pytest.fixture(autouse=True)
-def _packs():
-    SCRIPT.reset()
-    with override_settings(KINDGI_PACKS=PACKS, KINDGI_MODEL_RETRY_DELAY_SECONDS=0):
-        yield
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("probe_packs")]
 
 
 def service_token(name: str = "nightly-report") -> str:

@@ -6,43 +6,20 @@ the same time only repeat one another. ``refresh_mcp_servers`` does the same on 
 """
 
 import logging
-import threading
-import time
 
-from django.db import connections
-
+from core.background import start_every
 from core.conf import setting
 
 logger = logging.getLogger("kindgi.mcp")
 
-_lock = threading.Lock()
-_started = False
-
 
 def start_refresher() -> bool:
     """Start this process's refresher once; whether one runs."""
-    global _started
-    interval = setting("KINDGI_MCP_REFRESH_SECONDS")
-    if not interval:
-        return False
-    with _lock:
-        if not _started:
-            threading.Thread(
-                target=_refresh_every, args=(interval,), name="kindgi-mcp-refresh", daemon=True
-            ).start()
-            _started = True
-    return True
+    return start_every("kindgi-mcp-refresh", setting("KINDGI_MCP_REFRESH_SECONDS"), _refresh)
 
 
-def _refresh_every(interval: float) -> None:
+def _refresh() -> None:
     from tools.mcp.catalog import do_refresh_mcp_servers
 
-    while True:
-        time.sleep(interval)
-        try:
-            for report in do_refresh_mcp_servers():
-                logger.info("%s", report)
-        except Exception:  # a bad setting or a database blip: say so, and try again next time
-            logger.exception("MCP servers: the scheduled refresh failed")
-        finally:
-            connections.close_all()
+    for report in do_refresh_mcp_servers():
+        logger.info("%s", report)

@@ -73,9 +73,9 @@ class Approval(models.Model):
     # The gate decision that asked for this approval, with its reason.
     gate = models.JSONField(default=dict)
     # When a rule names reviewers, only these users may decide (and they still need the role).
-    # For a connection:use approval: the connection's owner, who alone decides.
     reviewer_ids = models.JSONField(default=list, blank=True)
-    # For a connection:use approval: {"app", "ownerId", "owner"}, the connection the call would use.
+    # For a connection:use approval: {"app", "ownerId", "owner", "label"?}, the connection the call
+    # would use; its owner alone decides.
     connection = models.JSONField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

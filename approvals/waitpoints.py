@@ -60,7 +60,7 @@ class ApprovalWaitpoints:
                 started_by_id=starter_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
-                reviewer_ids=[connection["ownerId"]] if connection else list(gate.get("reviewerIds", [])),
+                reviewer_ids=list(gate.get("reviewerIds", [])),
                 connection=connection,
                 expires_at=_expiry(gate),
             )

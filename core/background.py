@@ -21,12 +21,13 @@ def start_every(name: str, interval: float, work: Callable[[], None]) -> bool:
         return False
     with _lock:
         if name not in _started:
-            threading.Thread(target=_every, args=(interval, work, name), name=name, daemon=True).start()
+            threading.Thread(target=repeat, args=(interval, work, name), name=name, daemon=True).start()
             _started.add(name)
     return True
 
 
-def _every(interval: float, work: Callable[[], None], name: str) -> None:
+def repeat(interval: float, work: Callable[[], None], name: str) -> None:
+    """Do ``work`` every ``interval`` seconds in this thread, for ever."""
     while True:
         time.sleep(interval)
         try:

@@ -4,13 +4,12 @@ Public keys come from DNS, or first from ``KINDGI_MAIL_DKIM_KEYS`` (``{"<selecto
 <domain>": "v=DKIM1; k=rsa; p=…"}``): keys known ahead, for a closed network or a test.
 """
 
-import dkim
-import dkim.dnsplug
-
 from core.conf import setting
 
 
 def _txt(name: bytes, timeout: int = 5) -> bytes | None:
+    import dkim.dnsplug
+
     known = setting("KINDGI_MAIL_DKIM_KEYS") or {}
     record = known.get(name.decode("ascii", errors="replace").rstrip("."))
     if record is not None:
@@ -20,6 +19,8 @@ def _txt(name: bytes, timeout: int = 5) -> bytes | None:
 
 def dkim_failure(raw: bytes, from_address: str) -> str | None:
     """Why ``raw`` has no valid DKIM signature of ``from_address``'s domain, or None when it has."""
+    import dkim  # with its DNS resolver, only for mailboxes that check: not at every process's start
+
     domain = from_address.rsplit("@", 1)[-1].lower()
     checker = dkim.DKIM(raw)
     try:

@@ -13,17 +13,16 @@ import contextlib
 import logging
 import os
 import socket
-import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, connections
+from django.db import IntegrityError
 from django.db.models import Q
 from django.utils import timezone
 
-from core.background import start_every
+from core.background import repeat, start_every
 from core.conf import setting
 from runs.models import SweepLease
 
@@ -79,15 +78,13 @@ def start_sweeper() -> bool:
 
 
 def sweep_forever(interval: float, *, report=None) -> None:
-    """Sweep every ``interval`` seconds in this thread, for ever (``run_sweeps --every``)."""
+    """Sweep every ``interval`` seconds in this thread, for ever (``run_sweeps --every``);
+    ``report`` is given what each round that held the lease did."""
     holder = this_process()
-    while True:
-        try:
-            done = sweep_once(holder)
-            if done and report is not None:
-                report(done)
-        except Exception:  # the database is away: say so, and try again next round
-            logger.exception("the sweeps could not run")
-        finally:
-            connections.close_all()
-        time.sleep(interval)
+
+    def round_() -> None:
+        done = sweep_once(holder)
+        if done and report is not None:
+            report(done)
+
+    repeat(interval, round_, "the sweeps")

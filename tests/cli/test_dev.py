@@ -55,8 +55,9 @@ def _dev_env(tmp_path, **more: str) -> dict[str, str]:
         "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
         "KINDGI_CONFIG": str(tmp_path / "kindgi.json"),
     }
-    env.pop("KINDGI_TOKEN", None)
-    env.pop("KINDGI_URL", None)
+    # Its own SQLite database, whatever database this test run uses (make test's PostgreSQL pass).
+    for name in ("KINDGI_TOKEN", "KINDGI_URL", "DATABASE_URL", "REDIS_URL", "KINDGI_TASKS"):
+        env.pop(name, None)
     return env | more
 
 

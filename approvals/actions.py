@@ -4,6 +4,7 @@ the API, the console, the CLI and the admin call."""
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
@@ -11,12 +12,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.chain import do_append_decision
-from approvals.events import DECIDED, EXPIRED, announce
+from approvals.events import APPROVED_IN_PART, DECIDED, EXPIRED, announce
 from approvals.exceptions import (
     ApprovalConflictError,
     ApprovalInputError,
     ApprovalNotFoundError,
     DecisionForbiddenError,
+    NotAReviewerError,
 )
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.permissions import can_decide
@@ -94,13 +96,51 @@ def do_register_reviewer(*, user, tenant, role: str, display_name: str) -> Revie
     return reviewer
 
 
+def check_set_notifications(*, acting_user, notify: Any = None, digest_minutes: Any = None) -> Reviewer:
+    """Choose how the acting reviewer hears of approvals: a mail each at once, a digest every
+    ``digest_minutes``, or none; what is not given stays as it was."""
+    reviewer = Reviewer.objects.filter(user=acting_user).select_related("user", "tenant").first()
+    if reviewer is None:
+        raise NotAReviewerError(f"{acting_user.get_username()} is not a reviewer; register as one")
+    errors = []
+    if notify is not None and notify not in Reviewer.Notify.values:
+        errors.append(f"/notify: {notify!r} is not one of: {', '.join(Reviewer.Notify.values)}")
+    if digest_minutes is not None and (
+        isinstance(digest_minutes, bool)
+        or not isinstance(digest_minutes, int)
+        or not 1 <= digest_minutes <= 1440
+    ):
+        errors.append("/digestMinutes: a whole number of minutes from 1 to 1440")
+    if errors:
+        raise ApprovalInputError(errors)
+    return do_set_notifications(reviewer, notify=notify, digest_minutes=digest_minutes)
+
+
+@transaction.atomic(durable=True)
+def do_set_notifications(reviewer: Reviewer, *, notify: str | None, digest_minutes: int | None) -> Reviewer:
+    if notify is not None:
+        reviewer.notify = notify
+    if digest_minutes is not None:
+        reviewer.digest_minutes = digest_minutes
+    reviewer.save(update_fields=["notify", "digest_minutes", "updated_at"])
+    return reviewer
+
+
+class CompletionKind(StrEnum):
+    # The approval is settled and its run goes on.
+    TERMINAL = "terminal"
+    # An approval given toward the several the call needs: it still waits for the others.
+    PARTIAL = "partial"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Completion:
-    """What deciding an approval returns: the decision is final and the run was resumed."""
+    """What deciding an approval returns: the decision, and whether it settled the approval
+    (``terminal``: the run was resumed) or was one of several approvals it needs (``partial``)."""
 
     approval: Approval
     decision: Decision
-    kind: str = "terminal"
+    kind: str = CompletionKind.TERMINAL
     waitpoint_resolved: bool = True
 
 
@@ -207,16 +247,40 @@ def do_complete_approval(
         arguments=edited,
         decided_at=now,
     )
+    if decision == DecisionKind.APPROVE:
+        approval.approvals_given = [
+            *approval.approvals_given,
+            {
+                "userId": acting_user.pk,
+                "reviewer": decider_name,
+                "role": decider_role,
+                "decidedAt": now.isoformat(),
+            },
+        ]
+        if approval.approvals_missing:
+            # One of several approvals the call needs: recorded, and it still waits.
+            approval.save(update_fields=["approvals_given"])
+            announce(approval, APPROVED_IN_PART, record)
+            return Completion(
+                approval=approval, decision=record, kind=CompletionKind.PARTIAL, waitpoint_resolved=False
+            )
     approval.status = ApprovalStatus.APPROVED if decision == DecisionKind.APPROVE else ApprovalStatus.REJECTED
     approval.decided_at = now
-    approval.save(update_fields=["status", "decided_at"])
+    approval.decision = record
+    approval.save(update_fields=["status", "decided_at", "decision", "approvals_given"])
+    approvers = [given["reviewer"] for given in approval.approvals_given]
     resolution = {
         "decision": decision,
         "rationale": rationale,
         "approvalId": str(approval.pk),
-        "reviewer": decider_name,
+        # Everyone whose approval let it run, when it needed several.
+        "reviewer": " and ".join(approvers)
+        if decision == DecisionKind.APPROVE and approvers
+        else decider_name,
         "digest": digest,
     }
+    if len(approvers) > 1 and decision == DecisionKind.APPROVE:
+        resolution["reviewers"] = approvers
     if edited is not None:
         resolution["arguments"] = edited
     # Announced before the resume is queued: the event's on-commit send then goes out first,
@@ -237,6 +301,13 @@ def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: A
     if approval.subject_kind == CONNECTION_USE:
         raise ApprovalInputError(
             ["/arguments: this approval allows the use of your connection; it does not change the call"]
+        )
+    if approval.required_approvals > 1:
+        raise ApprovalInputError(
+            [
+                f"/arguments: this call needs {approval.required_approvals} approvals of the same call, so "
+                "it cannot be edited; reject it, saying what should change"
+            ]
         )
     verdict = judge_edited_call(
         run,
@@ -265,6 +336,11 @@ def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: A
             raise DecisionForbiddenError(
                 f"only the reviewers its rule names may approve the edited call ({gate.reason}); "
                 "the approval is still pending"
+            )
+        if gate.required_approvals > 1:
+            raise DecisionForbiddenError(
+                f"the edited call needs {gate.required_approvals} approvals from distinct reviewers "
+                f"({gate.reason}); approve the call as asked or reject it, so the approval is still pending"
             )
     return verdict.call.arguments
 
@@ -317,8 +393,8 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
     record = do_append_decision(
         approval=approval, decision=DecisionKind.REJECT, rationale=EXPIRED_RATIONALE, decided_at=now
     )
-    approval.status, approval.decided_at = ApprovalStatus.EXPIRED, now
-    approval.save(update_fields=["status", "decided_at"])
+    approval.status, approval.decided_at, approval.decision = ApprovalStatus.EXPIRED, now, record
+    approval.save(update_fields=["status", "decided_at", "decision"])
     _decided(approval, record)  # before the resume, as above
     resume_locked_run(
         run,
@@ -343,8 +419,13 @@ def check_save_rule(
         raise ApprovalInputError([f"/{name}: not a field of a rule" for name in unknown])
     current = {name: getattr(rule, name) for name in RULE_FIELDS} if rule is not None else {}
     merged = current | dict(fields)
+    if merged.get("escalation") is None:
+        merged["escalation"] = []  # a form's empty field: no steps
     reviewers = list(reviewers) if reviewers is not None else None
-    if errors := rule_errors(merged, tenant=tenant, reviewers=reviewers):
+    kept = (
+        reviewers if reviewers is not None or rule is None or rule.pk is None else list(rule.reviewers.all())
+    )
+    if errors := rule_errors(merged, tenant=tenant, reviewers=kept):
         raise ApprovalInputError([f"/{field}: {message}" for field, message in errors.items()])
     return do_save_rule(tenant=tenant, fields=merged, reviewers=reviewers, rule=rule)
 

@@ -11,7 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from approvals.actions import check_save_rule, decide_each
+from approvals.actions import CompletionKind, check_save_rule, decide_each
 from approvals.models import (
     Approval,
     ApprovalRule,
@@ -97,6 +97,8 @@ class ApprovalAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
         "agent_version",
         "arguments_pretty",
         "required_role",
+        "required_approvals",
+        "approvals_given",
         "status",
         "gate_pretty",
         "expires_at",
@@ -174,7 +176,13 @@ class ApprovalAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
             refused = [(pk, outcome) for pk, outcome in outcomes if isinstance(outcome, DomainError)]
             if decided := len(outcomes) - len(refused):
                 word = "Approved" if decision == DecisionKind.APPROVE else "Rejected"
-                self.message_user(request, f"{word} {decided} approval(s).", messages.SUCCESS)
+                waiting = sum(
+                    1
+                    for _, outcome in outcomes
+                    if not isinstance(outcome, DomainError) and outcome.kind == CompletionKind.PARTIAL
+                )
+                still = f" ({waiting} still need another reviewer's approval)" if waiting else ""
+                self.message_user(request, f"{word} {decided} approval(s){still}.", messages.SUCCESS)
             for pk, error in refused:
                 self.message_user(request, f"{pk}: {error}", messages.ERROR)
             return None  # back to the list

@@ -12,6 +12,8 @@ from core.channels import send_to_groups
 
 CREATED = "approval.created"
 DECIDED = "approval.decided"
+# One approval given toward the several a call needs; it still waits.
+APPROVED_IN_PART = "approval.approved_in_part"
 EXPIRED = "approval.expired"
 CANCELLED = "approval.cancelled"
 

@@ -52,7 +52,9 @@ class ApprovalsCollector:
             for index, bound in enumerate(DECISION_BUCKETS)
         }
         rows = (
-            Decision.objects.order_by()
+            # The decisions that settled an approval: one that needed two approvals counts once.
+            Decision.objects.filter(settles__isnull=False)
+            .order_by()
             .annotate(waited=waited, outcome=outcome)
             .values("outcome")
             .annotate(total=Count("pk"), waited_sum=Sum("waited"), **under)

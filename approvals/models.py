@@ -10,10 +10,19 @@ from runs.engine.waitpoints import CONNECTION_USE, INTERRUPTED_TOOL_CALL, PENDIN
 
 
 class Reviewer(models.Model):
+    class Notify(models.TextChoices):
+        IMMEDIATELY = "immediately", "a mail for each approval, at once"
+        DIGEST = "digest", "one mail of everything new, every few minutes"
+        NONE = "none", "no mail (the console only)"
+
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviewer")
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.PROTECT, related_name="reviewers")
     role = models.CharField(max_length=32)
     display_name = models.CharField(max_length=200)
+    # How this reviewer hears of approvals they may decide (approvals.notifications).
+    notify = models.CharField(max_length=16, choices=Notify.choices, default=Notify.IMMEDIATELY)
+    digest_minutes = models.PositiveIntegerField(default=15)
+    last_digest_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -77,7 +86,24 @@ class Approval(models.Model):
     # For a connection:use approval: {"app", "ownerId", "owner", "label"?}, the connection the call
     # would use; its owner alone decides.
     connection = models.JSONField(null=True, blank=True)
+    # Two-person (M-of-N) approvals: how many distinct reviewers must approve before the call
+    # runs, and those who have so far, in order ({userId, reviewer, role, decidedAt}): a copy of
+    # their decisions, kept on the row so that the decision rights and every list read it at once.
+    required_approvals = models.PositiveSmallIntegerField(default=1)
+    approvals_given = models.JSONField(default=list, blank=True)
+    # The decision that settled it (a rejection, the last approval needed, an expiry); each
+    # approval before it is a decision of its own, in ``decisions``.
+    decision = models.OneToOneField(
+        "Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="settles"
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When its eligible deciders were reminded that it is about to expire.
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    # Its rule's escalation steps as they were when it was made (approvals.escalation), how many
+    # have been taken, and when the next is due (None: no step left).
+    escalation = models.JSONField(default=list, blank=True)
+    escalation_done = models.PositiveSmallIntegerField(default=0)
+    escalation_due_at = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 
@@ -94,6 +120,14 @@ class Approval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.status})"
+
+    @property
+    def approver_ids(self) -> list[int]:
+        return [given["userId"] for given in self.approvals_given]
+
+    @property
+    def approvals_missing(self) -> int:
+        return max(self.required_approvals - len(self.approvals_given), 0)
 
     @property
     def title(self) -> str:
@@ -140,9 +174,10 @@ class DecisionKind(models.TextChoices):
 class Decision(models.Model):
     """Who decided an approval, in which role, when, what and why. Never changed once written,
     and chained: each holds the hash of its content and of its tenant's decision before it
-    (``approvals.chain``)."""
+    (``approvals.chain``). Most approvals have one; one that needs several approvals has one per
+    reviewer who approved, and its last (or a rejection, or its expiry) settles it."""
 
-    approval = models.OneToOneField(Approval, on_delete=models.PROTECT, related_name="decision")
+    approval = models.ForeignKey(Approval, on_delete=models.PROTECT, related_name="decisions")
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.PROTECT, related_name="+")
     # Its place in the tenant's chain, from 1, without gaps.
     sequence = models.PositiveIntegerField()
@@ -161,7 +196,13 @@ class Decision(models.Model):
     class Meta:
         ordering = ["-decided_at"]
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "sequence"], name="approvals_decision_one_per_place")
+            models.UniqueConstraint(fields=["tenant", "sequence"], name="approvals_decision_one_per_place"),
+            # A reviewer decides an approval once: two approvals need two people.
+            models.UniqueConstraint(
+                fields=["approval", "reviewer"],
+                condition=models.Q(reviewer__isnull=False),
+                name="approvals_decision_one_per_reviewer",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -228,6 +269,18 @@ class ApprovalRule(models.Model):
         null=True, blank=True, help_text="Seconds until its approvals expire (empty: the site's default)."
     )
     reason = models.CharField(max_length=500, blank=True, help_text="Told to the model when the gate denies.")
+    required_approvals = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="How many distinct reviewers must approve a call before it runs (any one rejection "
+        "rejects it).",
+    )
+    escalation = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Steps taken while its approvals wait, in order, e.g. [{"afterSeconds": 60, "raiseRole": '
+        '"senior"}, {"afterSeconds": 90, "notify": ["ops-lead"]}, {"afterSeconds": 100, "addReviewers": '
+        '["bo"]}, {"afterSeconds": 120, "expire": true}]: seconds from when the approval was made.',
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -278,3 +331,54 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} ({self.status}, {self.attempts} attempt(s))"
+
+
+class Notification(models.Model):
+    """A mail to one person about one approval, kept until it is sent (an outbox): written in
+    the transaction that made the approval (or reached its reminder), sent after it commits."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        REMINDER = "reminder"
+        # An escalation step asked for it: sent whatever the person chose, links only if they may decide.
+        ESCALATED = "escalated"
+
+    approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="notifications")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # For an escalation: which step (from 1); 0 otherwise.
+    step = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set once sent, or once there was nothing left to send (decided, or the person may not decide).
+    done_at = models.DateTimeField(null=True, blank=True)
+    sent = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["done_at", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["approval", "user", "kind", "step"], name="approvals_one_notification_each"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.user} about {self.approval_id}"
+
+
+class DecisionLink(models.Model):
+    """A one-time link in a notification: deciding ``action`` on one approval as one person.
+    Only the SHA-256 of its token is kept; the token itself exists only in the mail."""
+
+    approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="links")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=16, choices=DecisionKind.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.action} link for {self.user} on {self.approval_id}"

@@ -61,7 +61,8 @@ def can_decide(
     A connection:use approval is its connection's owner's alone, whatever their role (they need
     not be a reviewer), before it expires. Any other: a reviewer of the approval's tenant, with
     its required role or higher, among its named reviewers if it has any, not the starter of its
-    run under four-eyes, before it expires. No service account decides anything.
+    run under four-eyes, not one who already approved it (an approval that needs several needs
+    that many people), before it expires. No service account decides anything.
     ``user`` (whose registration ``reviewer`` is, if any) is the decider; ``reviewer_names``
     (user id → display name), when given, spares looking the named reviewers up (a page of
     approvals looks them all up at once)."""
@@ -88,6 +89,12 @@ def can_decide(
         )
     if (refusal := _not_now(approval, now)) is not None:
         return refusal
+    if reviewer.user_id in approval.approver_ids:
+        return Refusal(
+            kind=RefusalKind.FORBIDDEN,
+            reason=f"you already approved this ({len(approval.approvals_given)} of "
+            f"{approval.required_approvals} approvals); another reviewer must give the next",
+        )
     if approval.reviewer_ids and reviewer.user_id not in approval.reviewer_ids:
         known = reviewer_names if reviewer_names is not None else names_of_reviewers(approval.reviewer_ids)
         names = ", ".join(sorted(known[user_id] for user_id in approval.reviewer_ids if user_id in known))

@@ -3,6 +3,7 @@
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from approvals.escalation_steps import escalation_error
 from approvals.models import ApprovalRule
 from approvals.roles import is_role, reviewer_roles
 from kindgi.conditions import ConditionError, parse_condition
@@ -26,6 +27,7 @@ def rules_of_tenant(tenant_id) -> list[Rule]:
             reason=row.reason,
             ttl_seconds=row.ttl_seconds,
             reviewer_ids=tuple(sorted(user.pk for user in row.reviewers.all())),
+            required_approvals=row.required_approvals,
         )
         for row in rows
     ]
@@ -43,7 +45,12 @@ RULE_FIELDS = (
     "required_role",
     "ttl_seconds",
     "reason",
+    "required_approvals",
+    "escalation",
 )
+
+# A call may need at most this many distinct reviewers' approvals.
+MAX_REQUIRED_APPROVALS = 5
 
 
 def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None = None) -> dict[str, str]:
@@ -71,4 +78,15 @@ def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None
     ]
     if strangers:
         errors["reviewers"] = f"not members of {tenant}: {', '.join(strangers)}"
+    needed = fields.get("required_approvals")
+    if needed is None:
+        needed = 1
+    if isinstance(needed, bool) or not isinstance(needed, int) or not 1 <= needed <= MAX_REQUIRED_APPROVALS:
+        errors["required_approvals"] = f"a whole number from 1 to {MAX_REQUIRED_APPROVALS}"
+    elif reviewers and needed > len(list(reviewers)):
+        errors["required_approvals"] = (
+            f"{needed} approvals from distinct reviewers, but the rule names only {len(list(reviewers))}"
+        )
+    if problem := escalation_error(fields.get("escalation") or [], tenant=tenant):
+        errors["escalation"] = problem
     return errors

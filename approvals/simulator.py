@@ -99,6 +99,7 @@ def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int,
         reason=fields.get("reason") or "",
         ttl_seconds=fields.get("ttl_seconds"),
         reviewer_ids=reviewer_ids,
+        required_approvals=fields.get("required_approvals") or 1,
     )
 
 

@@ -5,8 +5,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from approvals.escalation_steps import approval_escalation, due_at
 from approvals.events import CANCELLED, CREATED, announce
-from approvals.models import Approval, ApprovalStatus
+from approvals.models import Approval, ApprovalStatus, Notification
+from approvals.notifications import queue_notifications
 from approvals.roles import lowest_role
 from core.conf import setting
 from runs.calls import starter_of
@@ -14,9 +16,13 @@ from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from runs.models import Run
 
 
-def _expiry(gate: dict[str, Any]):
-    seconds = gate.get("ttlSeconds") or setting("KINDGI_APPROVAL_TTL_SECONDS")
-    return timezone.now() + timedelta(seconds=seconds) if seconds else None
+def _expiry(gate: dict[str, Any], escalation: list[dict[str, Any]], now):
+    """When it expires: its TTL, or its escalation's last step if that expires it sooner (so that
+    reminders, the console and decision links know the time ahead)."""
+    seconds = [gate.get("ttlSeconds") or setting("KINDGI_APPROVAL_TTL_SECONDS")]
+    seconds += [step["afterSeconds"] for step in escalation if step.get("expire")]
+    seconds = [value for value in seconds if value]
+    return now + timedelta(seconds=min(seconds)) if seconds else None
 
 
 def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None:
@@ -46,6 +52,8 @@ class ApprovalWaitpoints:
         if approval is None:
             connection = _connection_of(run, waitpoint)
             flow_step = not run.is_agent_turn
+            escalation = approval_escalation(run.tenant_id, gate.get("ruleId"))
+            now = timezone.now()
             approval = Approval.objects.create(
                 **identity,
                 tenant_id=run.tenant_id,
@@ -61,10 +69,14 @@ class ApprovalWaitpoints:
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
                 reviewer_ids=list(gate.get("reviewerIds", [])),
+                required_approvals=gate.get("requiredApprovals") or 1,
                 connection=connection,
-                expires_at=_expiry(gate),
+                expires_at=_expiry(gate, escalation, now),
+                escalation=escalation,
+                escalation_due_at=due_at(now, escalation, 0),
             )
             announce(approval, CREATED)
+            queue_notifications(approval, Notification.Kind.CREATED)
         return {**waitpoint, "approvalId": str(approval.pk)}
 
     def on_cancel(self, run: Run) -> None:

@@ -34,6 +34,12 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_FOUR_EYES": False,
     # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
     "KINDGI_APPROVAL_TTL_SECONDS": None,
+    # Reviewers are reminded of an approval this many seconds before it expires (0: never).
+    "KINDGI_REMINDER_SECONDS": 600,
+    # A decision link in a notification works for at most this many hours.
+    "KINDGI_DECISION_LINK_HOURS": 72,
+    # Where people reach this server: the start of the links in notification mails.
+    "KINDGI_PUBLIC_URL": "http://127.0.0.1:8000",
     # How often open WebSockets' access is checked again (all of a process's at once): a socket
     # whose token is revoked closes within this (and the check's own time).
     "KINDGI_SOCKET_RECHECK_SECONDS": 2,

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from approvals.console import rules
+from approvals.console import links, rules
 from approvals.console import views as approvals
 from connections import console as connections
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
@@ -20,6 +20,8 @@ urlpatterns = [
     path("approvals/<anyuuid:approval_id>/", approvals.approval_page, name="approval"),
     path("approvals/<anyuuid:approval_id>/panel/", approvals.approval_panel, name="approval-panel"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
+    path("decide/<str:token>/", links.decision_link, name="decision-link"),
+    path("notifications/", approvals.notification_settings, name="notifications"),
     path("insight/", approvals.insight, name="insight"),
     path("rules/", rules.rules_page, name="rules"),
     path("runs/", runs.run_list, name="runs"),

@@ -210,6 +210,13 @@ KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)
 # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
 KINDGI_APPROVAL_TTL_SECONDS = ENV.integer("KINDGI_APPROVAL_TTL_SECONDS", 0) or None
 
+# Reviewers hear of approvals by mail (through KINDGI_MAILER), with one-time decision links that
+# start with KINDGI_PUBLIC_URL and work for KINDGI_DECISION_LINK_HOURS at most; they are
+# reminded KINDGI_REMINDER_SECONDS before an approval expires (0: no reminders).
+KINDGI_PUBLIC_URL = ENV.text("KINDGI_PUBLIC_URL", "http://127.0.0.1:8000")
+KINDGI_DECISION_LINK_HOURS = min(ENV.integer("KINDGI_DECISION_LINK_HOURS", 72), 72)
+KINDGI_REMINDER_SECONDS = ENV.integer("KINDGI_REMINDER_SECONDS", 600)
+
 # Expiry, webhook retries and stuck-run recovery run on their own: in kindgi dev and in every
 # worker, one process at a time (runs.sweeper), every this many seconds (0: only by command).
 KINDGI_SWEEP_SECONDS = ENV.integer("KINDGI_SWEEP_SECONDS", 5)

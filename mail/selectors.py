@@ -4,12 +4,11 @@ from django.db.models import Prefetch, QuerySet
 
 from mail.exceptions import MailboxNotFoundError
 from mail.models import MailAttachment, Mailbox, MailMessage, MailRefusal
+from tenants.selectors import owned_or_administered
 
 
 def mailboxes_visible_to(user) -> QuerySet[Mailbox]:
-    membership = user.membership
-    mailboxes = Mailbox.objects.filter(tenant_id=membership.tenant_id).select_related("owner")
-    return mailboxes if membership.is_tenant_admin else mailboxes.filter(owner=user)
+    return owned_or_administered(Mailbox.objects.select_related("owner"), user)
 
 
 def mailbox_visible_to(user, mailbox_id) -> Mailbox:

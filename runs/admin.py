@@ -1,9 +1,12 @@
-"""Runs and their journals in the admin: to look at, never to edit (the engine writes them)."""
+"""Runs and their journals in the admin: to look at, never to edit (the engine writes them); and
+schedules, written through the same checks as the API's."""
 
+from django import forms
 from django.contrib import admin
 
-from core.admin import ReadOnlyAdminMixin, pretty_json
-from runs.models import JournalEntry, Run
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from runs.models import JournalEntry, Run, Schedule
+from runs.schedules import SCHEDULE_FIELDS, do_save_schedule, schedule_errors
 
 
 class JournalInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -67,3 +70,49 @@ class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="messages")
     def messages_pretty(self, obj: Run) -> str:
         return pretty_json(obj.messages)
+
+
+class ScheduleForm(forms.ModelForm):
+    class Meta:
+        model = Schedule
+        fields = ["tenant", *SCHEDULE_FIELDS]
+
+    def clean(self):
+        """Checked by the same rules as the API's (``runs.schedules.schedule_errors``)."""
+        data = super().clean()
+        tenant = data.get("tenant")
+        if tenant is None:
+            return data
+        fields = {name: data.get(name) for name in SCHEDULE_FIELDS}
+        fields["input"] = fields["input"] if fields["input"] is not None else {}
+        data["input"] = fields["input"]
+        errors = schedule_errors(fields, tenant=tenant)
+        if errors:
+            raise forms.ValidationError(errors)
+        return data
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    form = ScheduleForm
+    list_display = [
+        "name",
+        "tenant",
+        "agent_key",
+        "flow_key",
+        "cron",
+        "owner",
+        "enabled",
+        "next_run_at",
+        "last_run",
+    ]
+    list_filter = ["tenant", "enabled"]
+    list_select_related = ["tenant", "owner", "last_run"]
+    search_fields = ["name", "agent_key", "flow_key"]
+    autocomplete_fields = ["owner"]
+    readonly_fields = ["next_run_at", "last_run_at", "last_run", "last_error"]
+
+    def save_model(self, request, obj, form, change):
+        """Through the one action that writes schedules, as the API does."""
+        fields = {name: form.cleaned_data[name] for name in SCHEDULE_FIELDS}
+        do_save_schedule(tenant=form.cleaned_data["tenant"], fields=fields, schedule=obj)

@@ -8,6 +8,8 @@ class RunsConfig(AppConfig):
 
     def ready(self):
         from runs.actions import recover_stuck_runs
+        from runs.schedules import start_due_schedules
         from runs.sweeper import register_sweep
 
         register_sweep("recover runs", recover_stuck_runs)
+        register_sweep("start schedules", start_due_schedules)

@@ -39,3 +39,26 @@ class RunStateError(RunError):
 
 class LostClaimError(RunError):
     """The executor no longer holds the run (cancelled, or taken over after its claim expired)."""
+
+
+class ScheduleInputError(RunError):
+    """A schedule's fields are not valid; nothing was saved."""
+
+    http_status = 400
+    code = "invalid_input"
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("The schedule is invalid: " + "; ".join(errors))
+
+
+class ScheduleNotFoundError(RunError):
+    """No such schedule that the caller may see."""
+
+    http_status = 404
+    code = "not_found"
+
+
+class ScheduleForbiddenError(RunError):
+    http_status = 403
+    code = "forbidden"

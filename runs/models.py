@@ -149,3 +149,37 @@ class SweepLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.holder or 'nobody'} until {self.expires_at.isoformat()}"
+
+
+class Schedule(models.Model):
+    """A tenant's agent or flow, run on a cron expression with a fixed input, on behalf of its
+    owner: no person starts its runs (``trigger: schedule``), so a use of the owner's
+    connection waits for the owner's yes. Written through ``runs.schedules``."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="schedules")
+    name = models.CharField(max_length=200)
+    agent_key = models.CharField("agent id", max_length=200, blank=True)
+    flow_key = models.CharField("flow id", max_length=200, blank=True)
+    input = models.JSONField(default=dict, blank=True)
+    cron = models.CharField(
+        max_length=200, help_text="When it runs, in UTC, e.g. 0 9 * * 1-5 (09:00 on weekdays)."
+    )
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    enabled = models.BooleanField(default=True)
+    # The next tick to run; a tick missed while nothing ran is run once, then the next is in the future.
+    next_run_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tenant", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="runs_schedule_name_per_tenant")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.cron})"

@@ -5,8 +5,9 @@ from typing import Any
 from django.db.models import Q
 
 from runs.engine.state import RunState
-from runs.exceptions import RunNotFoundError
-from runs.models import JournalEntry, JournalKind, Run, RunStatus
+from runs.exceptions import RunNotFoundError, ScheduleNotFoundError
+from runs.models import JournalEntry, JournalKind, Run, RunStatus, Schedule
+from tenants.selectors import owned_or_administered
 
 
 def conversation_history(run: Run) -> list[dict[str, Any]]:
@@ -89,3 +90,14 @@ def gated_calls_of_tenant(tenant, *, since, limit: int) -> list[JournalEntry]:
         )
         .order_by("-created_at", "-sequence")[:limit]
     )
+
+
+def schedules_visible_to(user):
+    return owned_or_administered(Schedule.objects.select_related("owner"), user)
+
+
+def schedule_visible_to(user, schedule_id) -> Schedule:
+    schedule = schedules_visible_to(user).filter(pk=schedule_id).first()
+    if schedule is None:
+        raise ScheduleNotFoundError(f"there is no schedule {schedule_id}")
+    return schedule

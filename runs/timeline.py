@@ -36,7 +36,7 @@ DECIDED = {"approve": "approved", "reject": "rejected"}
 
 @dataclass
 class Bar:
-    kind: str  # model | tool | refused | step | wait
+    kind: str  # model | tool | refused | step | wait | escalation
     label: str
     start: datetime
     end: datetime
@@ -120,6 +120,10 @@ class Timeline:
     @property
     def bars(self) -> list[Bar]:
         return [bar for group in self.groups for bar in group.bars]
+
+    @property
+    def escalated(self) -> bool:
+        return any(bar.kind == "escalation" for bar in self.bars)
 
     width = WIDTH
     plot_left = PLOT_LEFT
@@ -221,6 +225,10 @@ def bars_of(entries: Iterable, *, now: datetime, live: bool) -> list[Bar]:
         elif kind == "wait.suspended":
             waiting = Bar(kind="wait", label=_waiting_label(payload.get("waitpoint") or {}), start=at, end=at)
             bars.append(waiting)
+        elif kind == "approval.escalated":
+            bars.append(
+                Bar(kind="escalation", label=f"escalated: {_escalation_words(payload)}", start=at, end=at)
+            )
         elif kind == "wait.resumed" and waiting is not None:
             waiting.end = at
             waiting.label, waiting.detail = _resolution_words(payload.get("resolution") or {}, waiting.label)
@@ -233,6 +241,17 @@ def bars_of(entries: Iterable, *, now: datetime, live: bool) -> list[Bar]:
         for bar in calls.values():
             bar.detail = "no result recorded"
     return bars
+
+
+def _escalation_words(payload: dict) -> str:
+    action = payload.get("action")
+    if action == "raiseRole":
+        return f"needs {payload.get('requiredRole', '')}"
+    if action == "expire":
+        return "expired"
+    if action == "addReviewers":
+        return "added " + ", ".join(payload.get("reviewers", []))
+    return "told " + (", ".join(payload.get("notified", [])) or "nobody")
 
 
 def _waiting_label(waitpoint: dict) -> str:

@@ -62,6 +62,12 @@ class DecisionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class GivenApprovalSerializer(serializers.Serializer):
+    reviewer = serializers.CharField()
+    reviewerRoleAtDecision = serializers.CharField(source="role")
+    decidedAt = serializers.DateTimeField()
+
+
 class ApprovalSerializer(serializers.ModelSerializer):
     subjectKind = serializers.CharField(source="subject_kind")
     subjectRef = SubjectRefSerializer(source="subject_ref")
@@ -73,6 +79,16 @@ class ApprovalSerializer(serializers.ModelSerializer):
     expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
     decision = DecisionSerializer(
         allow_null=True, read_only=True, help_text="Null until decided; then who decided, how and why."
+    )
+    requiredApprovals = serializers.IntegerField(
+        source="required_approvals",
+        help_text="How many distinct reviewers must approve before the call runs (1 unless a rule "
+        "asks more).",
+    )
+    approvalsGiven = GivenApprovalSerializer(
+        source="approvals_given",
+        many=True,
+        help_text="The approvals given so far, in order: with requiredApprovals, e.g. 1 of 2.",
     )
 
     class Meta:
@@ -89,12 +105,18 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "decidedAt",
             "expiresAt",
             "decision",
+            "requiredApprovals",
+            "approvalsGiven",
         ]
         read_only_fields = fields
 
 
 class CompletionSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["terminal"])
+    kind = serializers.ChoiceField(
+        choices=["terminal", "partial"],
+        help_text="terminal: the approval is settled and the run goes on; partial: an approval given "
+        "toward the several the call needs, which still waits (waitpointResolved false).",
+    )
     approval = ApprovalSerializer()
     decision = DecisionSerializer()
     waitpointResolved = serializers.BooleanField(source="waitpoint_resolved")
@@ -141,10 +163,24 @@ class ReviewerSerializer(serializers.ModelSerializer):
     tenant = serializers.CharField(source="tenant.slug")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+    notify = serializers.ChoiceField(
+        choices=Reviewer.Notify.values,
+        help_text="How they hear of approvals they may decide: a mail each (immediately), a digest, or none.",
+    )
+    digestMinutes = serializers.IntegerField(source="digest_minutes", help_text="How often a digest comes.")
 
     class Meta:
         model = Reviewer
-        fields = ["user", "role", "displayName", "tenant", "createdAt", "updatedAt"]
+        fields = [
+            "user",
+            "role",
+            "displayName",
+            "tenant",
+            "notify",
+            "digestMinutes",
+            "createdAt",
+            "updatedAt",
+        ]
         read_only_fields = fields
 
 
@@ -162,6 +198,11 @@ class RegisteredReviewerSerializer(ReviewerSerializer):
 
 
 ROLE_CHOICES = ", ".join(reviewer_roles())
+
+
+class NotificationSettingsSerializer(StrictSerializer):
+    notify = serializers.ChoiceField(choices=Reviewer.Notify.values, required=False)
+    digestMinutes = serializers.IntegerField(required=False, min_value=1, max_value=1440)
 
 
 class RegisterReviewerSerializer(StrictSerializer):
@@ -197,6 +238,17 @@ class ApprovalRuleSerializer(StrictModelSerializer):
     )
     ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True, required=False, min_value=1)
     reason = StrictCharField(allow_blank=True, default="")
+    requiredApprovals = serializers.IntegerField(
+        source="required_approvals",
+        default=1,
+        help_text="How many distinct reviewers must approve a call before it runs; any rejection rejects.",
+    )
+    escalation = serializers.JSONField(
+        required=False,
+        default=list,
+        help_text='Steps while an approval waits, e.g. [{"afterSeconds": 60, "raiseRole": "senior"}, '
+        '{"afterSeconds": 120, "expire": true}]; also notify and addReviewers (usernames).',
+    )
     enabled = StrictBooleanField(default=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
@@ -215,6 +267,8 @@ class ApprovalRuleSerializer(StrictModelSerializer):
             "reviewers",
             "ttlSeconds",
             "reason",
+            "requiredApprovals",
+            "escalation",
             "enabled",
             "createdAt",
         ]
@@ -225,6 +279,8 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         current = {name: getattr(self.instance, name) for name in RULE_FIELDS} if self.instance else {}
         fields = current | {name: value for name, value in data.items() if name != "reviewers"}
         reviewers = data.get("reviewers")
+        if reviewers is None and self.instance is not None:
+            reviewers = list(self.instance.reviewers.all())
         errors = rule_errors(fields, tenant=self.context["tenant"], reviewers=reviewers)
         if errors:
             raise serializers.ValidationError(
@@ -233,4 +289,9 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         return data
 
 
-_CAMEL = {"effect_kind": "effectKind", "required_role": "requiredRole", "tool_pattern": "toolPattern"}
+_CAMEL = {
+    "effect_kind": "effectKind",
+    "required_role": "requiredRole",
+    "tool_pattern": "toolPattern",
+    "required_approvals": "requiredApprovals",
+}

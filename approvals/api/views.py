@@ -3,7 +3,13 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals.actions import check_complete_approval, check_register_reviewer, check_save_rule, decide_each
+from approvals.actions import (
+    check_complete_approval,
+    check_register_reviewer,
+    check_save_rule,
+    check_set_notifications,
+    decide_each,
+)
 from approvals.api.serializers import (
     ApprovalRuleSerializer,
     ApprovalSerializer,
@@ -11,6 +17,7 @@ from approvals.api.serializers import (
     CompletionSerializer,
     DecisionResultsSerializer,
     DecisionsSerializer,
+    NotificationSettingsSerializer,
     RegisteredReviewerSerializer,
     RegisterReviewerSerializer,
     ReviewerSerializer,
@@ -119,6 +126,19 @@ class ReviewerMeApi(APIView):
         reviewer = Reviewer.objects.filter(user=request.user).select_related("user", "tenant").first()
         if reviewer is None:
             raise NotAReviewerError(f"{request.user.get_username()} is not a reviewer; register as one")
+        return Response(ReviewerSerializer(reviewer).data)
+
+    @extend_schema(request=NotificationSettingsSerializer, responses=ReviewerSerializer)
+    def patch(self, request):
+        """Choose how you hear of approvals: ``notify`` immediately, digest or none, and
+        ``digestMinutes``."""
+        data = NotificationSettingsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        reviewer = check_set_notifications(
+            acting_user=request.user,
+            notify=data.validated_data.get("notify"),
+            digest_minutes=data.validated_data.get("digestMinutes"),
+        )
         return Response(ReviewerSerializer(reviewer).data)
 
 

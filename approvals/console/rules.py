@@ -1,6 +1,8 @@
 """The console's rules page: the tenant's rules, and a draft (new, or an edit of one) simulated
 against the recorded calls before a tenant admin saves it."""
 
+import json
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -35,6 +37,19 @@ class DraftForm(forms.Form):
     required_role = forms.ChoiceField(required=False)
     ttl_seconds = forms.IntegerField(required=False, min_value=1, label="Waits at most (seconds)")
     reason = forms.CharField(max_length=500, required=False)
+    required_approvals = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=1,
+        label="Approvals needed",
+        help_text="from distinct reviewers; any one rejection rejects",
+    )
+    escalation = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text='steps while it waits, e.g. [{"afterSeconds": 60, "raiseRole": "senior"}, '
+        '{"afterSeconds": 120, "expire": true}]',
+    )
     days = forms.ChoiceField(
         choices=[(d, f"last {d} days") for d in WINDOWS], initial="30", label="Judge calls of the"
     )
@@ -44,6 +59,18 @@ class DraftForm(forms.Form):
         self.tenant = tenant
         self.fields["effect_kind"].choices = [("", "any")] + [(kind.value, kind.value) for kind in EffectKind]
         self.fields["required_role"].choices = [("", "the lowest role")] + [(r, r) for r in reviewer_roles()]
+
+    def clean_escalation(self) -> list:
+        text = self.cleaned_data.get("escalation", "").strip()
+        if not text:
+            return []
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"not JSON: {error}") from None
+
+    def clean_required_approvals(self) -> int:
+        return self.cleaned_data.get("required_approvals") or 1
 
     def clean(self):
         data = super().clean()
@@ -62,7 +89,9 @@ class DraftForm(forms.Form):
 
 
 def _editing_initial(rule: ApprovalRule) -> dict:
-    return {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS}}
+    initial = {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS}}
+    initial["escalation"] = json.dumps(rule.escalation) if rule.escalation else ""
+    return initial
 
 
 @login_required

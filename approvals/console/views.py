@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals.actions import check_complete_approval, decide_each
+from approvals.actions import CompletionKind, check_complete_approval, check_set_notifications, decide_each
 from approvals.console import charts
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError
@@ -125,8 +125,9 @@ def _approval_context(request, membership, reviewer, approval_id) -> dict | None
 
 def _editable(approval, tool) -> dict:
     """The schema of the arguments a decider may edit: none for a connection's use (its owner
-    allows or refuses the use; the call is the reviewers' to change)."""
-    if tool is None or approval.subject_kind == CONNECTION_USE:
+    allows or refuses the use; the call is the reviewers' to change), nor for a call that needs
+    several approvals (each reviewer approves the same call)."""
+    if tool is None or approval.subject_kind == CONNECTION_USE or approval.required_approvals > 1:
         return {}
     return tool.input_schema
 
@@ -148,7 +149,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
         if form.is_valid():
             decision = form.cleaned_data["decision"]
             try:
-                check_complete_approval(
+                completion = check_complete_approval(
                     approval_id=approval.pk,
                     acting_user=request.user,
                     decision=decision,
@@ -163,7 +164,15 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
             except ApprovalError as error:  # the one door refused it: say why, change nothing
                 context["errors"], status = [str(error)], 409
             else:
-                messages.success(request, f"{DECIDED_WORDS[decision]}: {approval.title}")
+                if completion.kind == CompletionKind.PARTIAL:
+                    given = completion.approval
+                    count = f"{len(given.approvals_given)} of {given.required_approvals}"
+                    messages.success(
+                        request,
+                        f"Your approval is recorded ({count}): {approval.title} waits for another reviewer.",
+                    )
+                else:
+                    messages.success(request, f"{DECIDED_WORDS[decision]}: {approval.title}")
                 return redirect("console:run", run_id=approval.run_id)
         else:
             status = 400
@@ -263,3 +272,37 @@ def insight(request: HttpRequest) -> HttpResponse:
         "reviewer": reviewer,
     }
     return render(request, "console/insight.html", context)
+
+
+@login_required
+def notification_settings(request: HttpRequest) -> HttpResponse:
+    """How the signed-in reviewer hears of approvals: a mail each, a digest, or none."""
+    membership, reviewer = _context(request)
+    if (refusal := _not_ready(request, membership, reviewer)) is not None:
+        return refusal
+    errors, status = [], 200
+    if request.method == "POST":
+        minutes = request.POST.get("digest_minutes", "")
+        try:
+            check_set_notifications(
+                acting_user=request.user,
+                notify=request.POST.get("notify", ""),
+                digest_minutes=int(minutes) if minutes.strip().isdigit() else minutes,
+            )
+        except ApprovalInputError as error:
+            errors, status = [line.split(": ", 1)[-1] for line in error.errors], 400
+        else:
+            messages.success(request, "Saved: how you hear of approvals.")
+            return redirect("console:notifications")
+        reviewer.refresh_from_db()
+    return render(
+        request,
+        "console/notifications.html",
+        {
+            "reviewer": reviewer,
+            "choices": Reviewer.Notify.choices,
+            "errors": errors,
+            "email": request.user.email,
+        },
+        status=status,
+    )

@@ -143,6 +143,22 @@ def _warn_of_silent_servers(api: Api) -> None:
             )
 
 
+def schedules_list(args) -> int:
+    show(_api(args).get("/schedules"), output=args.output, kind="schedules")
+    return OK
+
+
+def schedules_create(args) -> int:
+    show(_api(args).post("/schedules", args.spec))
+    return OK
+
+
+def schedules_delete(args) -> int:
+    _api(args).delete(f"/schedules/{args.id}")
+    print(f"Deleted the schedule {args.id}.", file=sys.stderr)
+    return OK
+
+
 def connections_list(args) -> int:
     show(_api(args).get("/connections"), output=args.output, kind="connections")
     return OK

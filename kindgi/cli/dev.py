@@ -38,13 +38,16 @@ def serve(*, host: str, port: int, mail_port: int = 2525) -> int:
     _django("create_dev_admin")
     token = _django("dev_token", "--reuse", load_saved().get("token") or "", capture=True).strip()
     url = f"http://{host}:{port}"
+    # The links in notification mails lead here, unless told otherwise.
+    os.environ.setdefault("KINDGI_PUBLIC_URL", url)
     path = save(url, token)
     print(
         f"Saved {url} and an API token to {path}: `kindgi runs start …` in another terminal now just works."
     )
     print(f"Kindgi is serving on {url}/ (admin at {url}/admin/, API docs at {url}/api/docs/)", flush=True)
     # Beside the web server, in the same process group (Ctrl-C stops them all): the sweeper, which
-    # expires approvals, retries webhooks and recovers runs on its own, and the SMTP receiver.
+    # expires and escalates approvals, mails reviewers, starts scheduled runs, retries webhooks and
+    # recovers runs on its own, and the SMTP receiver.
     subprocess.Popen([sys.executable, "-m", "django", "run_sweeps", "--every", "0"], env=_django_env())
     if mail_port:
         subprocess.Popen(

@@ -287,6 +287,41 @@ def build_parser() -> Parser:
         "kindgi connections remove 5d7c0a8e-3c1f-4f8e-9a53-1f0d6f3b2a11",
     ).add_argument("id")
 
+    schedules = _group(
+        areas,
+        "schedules",
+        "run agents and flows on a cron expression",
+        "kindgi schedules list --output=table",
+    )
+    _command(
+        schedules,
+        "list",
+        commands.schedules_list,
+        "List your schedules (a tenant admin: the tenant's).",
+        "kindgi schedules list --output=table",
+    )
+    create = _command(
+        schedules,
+        "create",
+        commands.schedules_create,
+        "Make a schedule: its runs start on the cron's ticks (UTC), no person starting them.",
+        'kindgi schedules create --spec=\'{"name":"orders at 9","flowId":"my-pack.check-order",'
+        '"input":{"orderId":"ord_1001"},"cron":"0 9 * * 1-5"}\'',
+    )
+    create.add_argument(
+        "--spec",
+        required=True,
+        type=json_object("--spec"),
+        help='{"name", "agentId" or "flowId", "input", "cron", "owner"?, "enabled"?}',
+    )
+    _command(
+        schedules,
+        "delete",
+        commands.schedules_delete,
+        "Delete a schedule: no more runs start from it.",
+        "kindgi schedules delete 5d7c0a8e-3c1f-4f8e-9a53-1f0d6f3b2a11",
+    ).add_argument("id")
+
     mail = _group(areas, "mail", "receive mail that starts runs", "kindgi mail serve --port 2525")
     mail_serve = _command(
         mail,

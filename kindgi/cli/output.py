@@ -11,6 +11,7 @@ TABLE_COLUMNS = {
     "flows": ["id", "version", "description"],
     "journal": ["sequence", "kind", "nodeId", "durationMs", "time"],
     "connections": ["id", "app", "status", "scopes", "connectedAt", "lastUsedAt"],
+    "schedules": ["id", "name", "agentId", "flowId", "cron", "owner", "enabled", "nextRunAt"],
 }
 
 

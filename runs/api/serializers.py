@@ -10,7 +10,7 @@ from core.api.fields import (
     StrictSerializer,
     StrictUUIDField,
 )
-from runs.models import JournalEntry, Run, RunStatus, Trigger
+from runs.models import JournalEntry, Run, RunStatus, Schedule, Trigger
 
 
 class ToolCallSerializer(serializers.Serializer):
@@ -146,3 +146,67 @@ class StartRunSerializer(StrictSerializer):
         if ("flowId" in data) == ("agentId" in data):
             raise serializers.ValidationError({"flowId": "give exactly one of flowId and agentId"})
         return data
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    agentId = serializers.CharField(source="agent_key", allow_blank=True)
+    flowId = serializers.CharField(source="flow_key", allow_blank=True)
+    input = JsonObjectField()
+    owner = serializers.CharField(source="owner.username", help_text="Whose connections its runs use.")
+    nextRunAt = serializers.DateTimeField(
+        source="next_run_at", allow_null=True, help_text="The next tick it runs on (UTC)."
+    )
+    lastRunAt = serializers.DateTimeField(source="last_run_at", allow_null=True)
+    lastRunId = serializers.UUIDField(source="last_run_id", allow_null=True)
+    lastError = serializers.CharField(
+        source="last_error", allow_blank=True, help_text="Why its last tick started no run, if it did not."
+    )
+    createdAt = serializers.DateTimeField(source="created_at")
+
+    class Meta:
+        model = Schedule
+        fields = [
+            "id",
+            "name",
+            "agentId",
+            "flowId",
+            "input",
+            "cron",
+            "owner",
+            "enabled",
+            "nextRunAt",
+            "lastRunAt",
+            "lastRunId",
+            "lastError",
+            "createdAt",
+        ]
+        read_only_fields = fields
+
+
+class SaveScheduleSerializer(StrictSerializer):
+    """What a member sends to make or change a schedule (PATCH: only what changes)."""
+
+    name = StrictCharField()
+    agentId = StrictCharField(required=False, allow_blank=True, help_text="The agent it runs; or flowId.")
+    flowId = StrictCharField(required=False, allow_blank=True)
+    input = JsonObjectField(required=False, help_text="The input of each run, as POST /runs takes it.")
+    cron = StrictCharField(help_text="When it runs, in UTC: minute hour day month weekday (0 9 * * 1-5).")
+    owner = StrictCharField(
+        required=False,
+        help_text="Whose connections its runs use (each use waits for their yes). Default: you; "
+        "only a tenant admin names someone else.",
+    )
+    enabled = StrictBooleanField(required=False)
+
+    FIELDS = {
+        "name": "name",
+        "agentId": "agent_key",
+        "flowId": "flow_key",
+        "input": "input",
+        "cron": "cron",
+        "owner": "owner",
+        "enabled": "enabled",
+    }
+
+    def model_fields(self) -> dict:
+        return {self.FIELDS[name]: value for name, value in self.validated_data.items()}

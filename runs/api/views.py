@@ -13,10 +13,20 @@ from runs.api.serializers import (
     JournalPageSerializer,
     RunDetailSerializer,
     RunSerializer,
+    SaveScheduleSerializer,
+    ScheduleSerializer,
     StartRunSerializer,
 )
+from runs.exceptions import ScheduleForbiddenError
 from runs.models import RunStatus
-from runs.selectors import journal_after, run_get_for_tenant, run_list_for_tenant
+from runs.schedules import check_save_schedule
+from runs.selectors import (
+    journal_after,
+    run_get_for_tenant,
+    run_list_for_tenant,
+    schedule_visible_to,
+    schedules_visible_to,
+)
 
 JOURNAL_PAGE = 500
 
@@ -103,3 +113,58 @@ class RunCancelApi(APIView):
         do_cancel_run(run.pk, reason="cancelled through the API", acting_user=request.user)
         run.refresh_from_db()
         return Response(RunDetailSerializer(run).data)
+
+
+def _schedule_fields(request, fields: dict) -> dict:
+    """The fields to save, once the acting user may: a schedule is its owner's, and only a
+    tenant admin makes or moves one for someone else."""
+    membership = request.user.membership
+    owner = fields.get("owner")
+    if owner is not None and owner != request.user.get_username() and not membership.is_tenant_admin:
+        raise ScheduleForbiddenError("only a tenant admin may make a schedule for someone else")
+    return fields
+
+
+class ScheduleListApi(generics.ListAPIView):
+    """Schedules: yours, or your tenant's all for a tenant admin; POST makes one (yours, unless a
+    tenant admin names its owner)."""
+
+    serializer_class = ScheduleSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantMember]
+
+    def get_queryset(self):
+        return schedules_visible_to(self.request.user)
+
+    @extend_schema(request=SaveScheduleSerializer, responses={201: ScheduleSerializer})
+    def post(self, request):
+        data = SaveScheduleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = {"owner": request.user.get_username()} | data.model_fields()
+        schedule = check_save_schedule(
+            tenant=request.user.membership.tenant, fields=_schedule_fields(request, fields)
+        )
+        return Response(ScheduleSerializer(schedule).data, status=status.HTTP_201_CREATED)
+
+
+class ScheduleApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(operation_id="schedules_retrieve", responses=ScheduleSerializer)
+    def get(self, request, schedule_id):
+        return Response(ScheduleSerializer(schedule_visible_to(request.user, schedule_id)).data)
+
+    @extend_schema(request=SaveScheduleSerializer(partial=True), responses=ScheduleSerializer)
+    def patch(self, request, schedule_id):
+        schedule = schedule_visible_to(request.user, schedule_id)
+        data = SaveScheduleSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        schedule = check_save_schedule(
+            tenant=schedule.tenant, fields=_schedule_fields(request, data.model_fields()), schedule=schedule
+        )
+        return Response(ScheduleSerializer(schedule).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, schedule_id):
+        schedule_visible_to(request.user, schedule_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

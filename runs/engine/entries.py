@@ -17,6 +17,8 @@ class EntryKind(StrEnum):
     GUARDRAIL_JUDGED = "guardrail.judged"
     WAIT_SUSPENDED = "wait.suspended"
     WAIT_RESUMED = "wait.resumed"
+    # Written by the approvals app, not the engine: an escalation step taken while a run waits.
+    APPROVAL_ESCALATED = "approval.escalated"
     RUN_COMPLETED = "run.completed"
     RUN_FAILED = "run.failed"
     RUN_CANCELLED = "run.cancelled"
@@ -34,6 +36,7 @@ PAYLOADS: dict[EntryKind, str] = {
     EntryKind.GUARDRAIL_JUDGED: "{callId, guardrail, allowed, reason}",
     EntryKind.WAIT_SUSPENDED: "{waitpoint} (nodeId set)",
     EntryKind.WAIT_RESUMED: "{waitpoint, resolution} (nodeId set)",
+    EntryKind.APPROVAL_ESCALATED: "{approvalId, step, action, requiredRole|reviewers|notify, notified}",
     EntryKind.RUN_COMPLETED: "{output}",
     EntryKind.RUN_FAILED: "{failureMessage}",
     EntryKind.RUN_CANCELLED: "{reason}",

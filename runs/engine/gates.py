@@ -11,8 +11,9 @@ Pure, and table-tested. A call's gate is the stricter of two:
 
 Tenant policy is a floor that code cannot lower: a tenant ``deny`` always wins, and an ask
 from either side asks. When both ask, the approval needs the highest role either names, waits
-the shortest TTL, and only the rule's named reviewers (if any) may decide it. (Agents name no
-role, TTL or reviewers today, so those come from the rule.)
+the shortest TTL, and only the rule's named reviewers (if any) may decide it, as many of them
+as the rule asks (two-person approvals). (Agents name no role, TTL, reviewers or count today, so
+those come from the rule.)
 """
 
 import fnmatch
@@ -43,6 +44,8 @@ class GateDecision:
     required_role: str = ""
     ttl_seconds: int | None = None
     reviewer_ids: tuple[int, ...] = ()
+    # How many distinct reviewers must approve before the call runs (a rejection by any one ends it).
+    required_approvals: int = 1
     rule_id: int | None = None
     rule_name: str = ""
     # For a REFUSE by a rule: the reason the rule gives, told to the model and in the run's failure.
@@ -55,6 +58,7 @@ class GateDecision:
             "requiredRole": self.required_role,
             "ttlSeconds": self.ttl_seconds,
             "reviewerIds": list(self.reviewer_ids),
+            "requiredApprovals": self.required_approvals if self.required_approvals > 1 else 0,
             "ruleId": self.rule_id,
             "ruleName": self.rule_name,
         }
@@ -135,6 +139,7 @@ class Rule:
     reason: str = ""
     ttl_seconds: int | None = None
     reviewer_ids: tuple[int, ...] = ()
+    required_approvals: int = 1
 
     def matches(self, call: CallFacts) -> bool:
         if not fnmatch.fnmatchcase(call.tool_id, self.tool_pattern or "*"):
@@ -200,6 +205,7 @@ def decide_gate(
         required_role=next((side.required_role for side in asking if side.required_role), ""),
         ttl_seconds=min(ttls) if ttls else None,
         reviewer_ids=named.reviewer_ids if named else (),
+        required_approvals=named.required_approvals if named else 1,
         rule_id=named.rule_id if named else None,
         rule_name=named.rule_name if named else "",
     )
@@ -245,5 +251,6 @@ def tenant_gate(
         required_role=rule.required_role,
         ttl_seconds=rule.ttl_seconds,
         reviewer_ids=rule.reviewer_ids,
+        required_approvals=rule.required_approvals,
         **named,
     )

@@ -62,6 +62,8 @@ class World:
     connection_use: str
     # Cora's mailbox: hers and her tenant admins' to see.
     mailbox: str
+    # Cora's schedule: hers and her tenant admins' too.
+    schedule: str
     # What must never appear in a response to a caller of the other tenant, and vice versa.
     ours: set[str]
     theirs: set[str]
@@ -98,7 +100,10 @@ def world() -> World:
         owner=member("gus", tenant=other_tenant()),
         agent_key="kindgi-mail.responder",
     )
+    schedule = _schedule(ours, cora, "acme schedule")
+    _schedule(other_tenant(), get_user_model().objects.get(username="gus"), "globex schedule")
     return World(
+        schedule=schedule,
         run=run,
         cancellable=cancellable,
         approval=approval,
@@ -115,8 +120,11 @@ def world() -> World:
             str(connection.pk),
             "cora-secret",
             connection_use,
+            "acme schedule",
+            schedule,
         },
         theirs={
+            "globex schedule",
             "help@globex.test",
             their_run,
             their_approval,
@@ -144,6 +152,19 @@ def _waiting_for_coras_yes(tenant) -> str:
     )
     assert run.status == "suspended", run.failure_message
     return str(Approval.objects.get(run=run, subject_kind=CONNECTION_USE).pk)
+
+
+def _schedule(tenant, owner, name: str) -> str:
+    from runs.schedules import check_save_schedule
+
+    fields = {
+        "name": name,
+        "flow_key": "my-pack.check-order",
+        "input": {"orderId": "ord_1001"},
+        "cron": "0 9 * * *",
+        "owner": owner,
+    }
+    return str(check_save_schedule(tenant=tenant, fields=fields).pk)
 
 
 def _app(tenant, name: str) -> App:
@@ -240,6 +261,12 @@ def expected(endpoint: str, caller: str) -> int:
         "POST mailboxes": (400 if other else 201) if admin else 403,
         "PATCH mailbox": (200 if admin and not other else 403 if owner else 404),
         "DELETE mailbox": (204 if admin and not other else 403 if owner else 404),
+        # A schedule is its owner's and its tenant admins'; a service account owns none.
+        "GET schedules": 200,
+        "GET schedule": 200 if (owner or (admin and not other)) else 404,
+        "POST schedules": 400 if service else 201,
+        "PATCH schedule": 200 if (owner or (admin and not other)) else 404,
+        "DELETE schedule": 204 if (owner or (admin and not other)) else 404,
         # Rules are for tenant admins, each of their own tenant's.
         "GET approval-rules": 200 if admin else 403,
         "POST approval-rules": 201 if admin else 403,
@@ -274,6 +301,8 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET mailboxes", "get", "/api/v1/mailboxes", None),
         ("GET mailbox", "get", f"/api/v1/mailboxes/{world.mailbox}", None),
         ("GET mailbox messages", "get", f"/api/v1/mailboxes/{world.mailbox}/messages", None),
+        ("GET schedules", "get", "/api/v1/schedules", None),
+        ("GET schedule", "get", f"/api/v1/schedules/{world.schedule}", None),
         ("GET approval-rules", "get", "/api/v1/approval-rules", None),
         ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
         (
@@ -317,6 +346,19 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ),
         ("PATCH mailbox", "patch", f"/api/v1/mailboxes/{world.mailbox}", {"enabled": False}),
         ("DELETE mailbox", "delete", f"/api/v1/mailboxes/{world.mailbox}", None),
+        (
+            "POST schedules",
+            "post",
+            "/api/v1/schedules",
+            {
+                "name": "mine",
+                "flowId": "my-pack.check-order",
+                "input": {"orderId": "ord_1"},
+                "cron": "0 9 * * *",
+            },
+        ),
+        ("PATCH schedule", "patch", f"/api/v1/schedules/{world.schedule}", {"enabled": False}),
+        ("DELETE schedule", "delete", f"/api/v1/schedules/{world.schedule}", None),
         ("PATCH approval-rule", "patch", f"/api/v1/approval-rules/{world.rule}", {"enabled": False}),
         ("DELETE approval-rule", "delete", f"/api/v1/approval-rules/{world.rule}", None),
     ]

@@ -14,6 +14,8 @@ def test_register_me_and_list(member_api, api):
         "role": "standard",
         "displayName": "Ada Lovelace",
         "tenant": "acme",
+        "notify": "immediately",
+        "digestMinutes": 15,
         "createdAt": None,
         "updatedAt": None,
         "note": "",

@@ -64,6 +64,7 @@ def test_rules_are_checked_in_the_admin_and_staff_see_only_their_tenants(client,
         "reviewers": [],
         "ttl_seconds": "",
         "reason": "",
+        "required_approvals": "1",
     }
     bad = admin_client.post(
         url, form | {"condition": "amount > 1", "reviewers": [member("eve", tenant=other_tenant()).pk]}

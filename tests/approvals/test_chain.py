@@ -77,7 +77,12 @@ def test_an_expiry_is_in_the_chain_too():
             "UPDATE approvals_decision SET decision = 'reject' WHERE id = %s",
             "its hash does not match its content",
         ),
-        ("DELETE FROM approvals_decision WHERE id = %s", "it is #3 where #2 should be: one is missing"),
+        (
+            # The approval points at the decision that settled it: that goes first.
+            "UPDATE approvals_approval SET decision_id = NULL WHERE decision_id = %s; "
+            "DELETE FROM approvals_decision WHERE id = %s",
+            "it is #3 where #2 should be: one is missing",
+        ),
     ],
     ids=["rationale changed", "decision changed", "decision removed"],
 )
@@ -85,11 +90,12 @@ def test_a_decision_changed_behind_the_orms_back_is_named(tamper, reason):
     decisions = decided(3)
     middle = decisions[1]
     with connection.cursor() as cursor:  # what someone with the database could do
-        cursor.execute(tamper, [middle.pk])
+        for statement in tamper.split("; "):
+            cursor.execute(statement, [middle.pk])
     with pytest.raises(CommandError, match="does not hold"):
         verify()
     err = io.StringIO()
     with pytest.raises(CommandError):
         call_command("verify_decisions", "--tenant", "acme", stdout=io.StringIO(), stderr=err)
-    shown = decisions[2] if tamper.startswith("DELETE") else middle
+    shown = decisions[2] if "DELETE" in tamper else middle
     assert f"acme: decision {shown.pk} (#{shown.sequence}): {reason}" in err.getvalue()

@@ -50,7 +50,7 @@ def recorded(
     Approval.objects.filter(pk__in=[a.pk for a in approvals]).update(created_at=now - age)
     if status in ("approved", "rejected"):
         sequence = Decision.objects.filter(tenant=tenant).count()
-        Decision.objects.bulk_create(
+        decisions = Decision.objects.bulk_create(
             Decision(
                 approval=a,
                 tenant=tenant,
@@ -64,6 +64,8 @@ def recorded(
             )
             for index, a in enumerate(approvals)
         )
+        for decision in decisions:  # each settles its approval
+            Approval.objects.filter(pk=decision.approval_id).update(decision=decision)
     return approvals
 
 

@@ -2,49 +2,18 @@ import smtplib
 from email.message import EmailMessage
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from mail.models import Mailbox
 from mail.smtp import MailReceiver
 from tests.factories import default_tenant, member
 from tests.live_server import free_port
-
-
-class Sink:
-    """A second SMTP server, standing in for the world: it keeps whatever Kindgi sends."""
-
-    def __init__(self):
-        self.received: list[dict] = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802  (aiosmtpd's name)
-        from email import message_from_bytes, policy
-
-        self.received.append(
-            {
-                "from": envelope.mail_from,
-                "to": list(envelope.rcpt_tos),
-                "message": message_from_bytes(envelope.original_content, policy=policy.default),
-                "raw": envelope.original_content,
-            }
-        )
-        return "250 OK"
+from tests.smtp_sink import running_sink
 
 
 @pytest.fixture
 def sink(settings):
-    handler = Sink()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    settings.MAILERS = {
-        "default": {
-            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-            "OPTIONS": {"host": "127.0.0.1", "port": controller.port, "use_tls": False, "timeout": 10},
-        }
-    }
-    try:
+    with running_sink(settings) as handler:
         yield handler
-    finally:
-        controller.stop()
 
 
 @pytest.fixture

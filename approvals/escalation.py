@@ -1,0 +1,103 @@
+"""Taking escalation steps as approvals wait: a sweep, each step journaled on the waiting run."""
+
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.actions import do_expire_approval
+from approvals.escalation_steps import due_at
+from approvals.models import Approval, ApprovalStatus, Notification
+from approvals.notifications import eligible_deciders
+from approvals.roles import may_decide
+from core.sweeps import Sweep
+from runs.engine.entries import Entry, EntryKind
+from runs.journal import append_entries
+from runs.models import Run
+
+
+def escalate_due_approvals(*, now=None, limit: int | None = None) -> Sweep:
+    """Take every escalation step that is due, the longest overdue first."""
+    now = now or timezone.now()
+    sweep = Sweep()
+    due = Approval.objects.filter(status=ApprovalStatus.PENDING, escalation_due_at__lte=now)
+    for approval_id in due.order_by("escalation_due_at").values_list("pk", flat=True)[:limit]:
+        sweep.done.extend(f"{approval_id} step {step}" for step in escalate(approval_id, now=now))
+    return sweep
+
+
+def escalate(approval_id, *, now) -> list[int]:
+    """Take the steps of one approval that are due; the numbers of those taken."""
+    taken = []
+    while True:
+        step, expire = _do_step(approval_id, now=now)
+        if step is None:
+            return taken
+        taken.append(step)
+        if expire:
+            # The last step: it expires now, failing closed, as an expiry does.
+            do_expire_approval(approval_id, now=now)
+            return taken
+
+
+@transaction.atomic(durable=True)
+def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
+    run_id = Approval.objects.filter(pk=approval_id).values_list("run_id", flat=True).first()
+    if run_id is None:
+        return None, False
+    run = Run.objects.select_for_update().get(pk=run_id)
+    approval = Approval.objects.select_for_update().get(pk=approval_id)
+    if (
+        approval.status != ApprovalStatus.PENDING
+        or approval.escalation_due_at is None
+        or approval.escalation_due_at > now
+    ):
+        return None, False
+    number = approval.escalation_done + 1
+    step = approval.escalation[number - 1]
+    payload = {"approvalId": str(approval.pk), "step": number, "afterSeconds": step["afterSeconds"]}
+    fields = ["escalation_done", "escalation_due_at"]
+    if "raiseRole" in step:
+        if not may_decide(approval.required_role, step["raiseRole"]):
+            approval.required_role = step["raiseRole"]
+            fields.append("required_role")
+        payload |= {"action": "raiseRole", "requiredRole": approval.required_role}
+    elif "addReviewers" in step:
+        if approval.reviewer_ids:
+            approval.reviewer_ids = sorted({*approval.reviewer_ids, *step.get("userIds", [])})
+            fields.append("reviewer_ids")
+        payload |= {"action": "addReviewers", "reviewers": step["addReviewers"]}
+    elif "notify" in step:
+        payload |= {"action": "notify", "notify": step["notify"]}
+    else:
+        approval.expires_at = now  # from now on nobody may decide it; the expiry follows
+        fields.append("expires_at")
+        payload |= {"action": "expire"}
+    # Counted from the moment the first step was (the approval's making), as its expiry is.
+    made = approval.escalation_due_at - timedelta(seconds=step["afterSeconds"])
+    approval.escalation_done = number
+    approval.escalation_due_at = due_at(made, approval.escalation, number)
+    approval.save(update_fields=fields)
+    if "raiseRole" in step:
+        # Those who may decide it now, told that it still waits.
+        payload["notified"] = _notify(
+            approval, number, {user.pk for user in eligible_deciders(approval, now=now)}
+        )
+    elif "expire" not in step:
+        payload["notified"] = _notify(approval, number, set(step.get("userIds", [])))
+    append_entries(run, [Entry(kind=EntryKind.APPROVAL_ESCALATED, payload=payload)])
+    run.save(update_fields=["last_sequence", "updated_at"])
+    return number, "expire" in step
+
+
+def _notify(approval: Approval, step: int, user_ids: set[int]) -> list[str]:
+    users = list(get_user_model().objects.filter(pk__in=user_ids).exclude(email="").order_by("username"))
+    Notification.objects.bulk_create(
+        [
+            Notification(approval=approval, user=user, kind=Notification.Kind.ESCALATED, step=step)
+            for user in users
+        ],
+        ignore_conflicts=True,
+    )
+    return [user.get_username() for user in users]

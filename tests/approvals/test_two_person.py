@@ -1,0 +1,211 @@
+"""Two-person (M-of-N) approvals: a rule asks for N approvals from distinct reviewers; each is a
+decision of its own, chained and immutable; the run goes on only at the Nth; any rejection
+rejects; nobody approves twice; every surface says "1 of 2"."""
+
+import pytest
+from django.test import Client
+
+from approvals.actions import CompletionKind, check_complete_approval, check_save_rule
+from approvals.chain import first_break
+from approvals.exceptions import ApprovalInputError, DecisionForbiddenError
+from approvals.models import Approval, ApprovalStatus, Decision
+from runs.models import RunStatus
+from tests.api.conftest import client_for
+from tests.factories import default_tenant, reviewer
+from tests.pack_fixtures.probes import LEDGER, SCRIPT
+from tests.runs.helpers import answer, calls, start
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def two_person_rule(**fields):
+    return check_save_rule(
+        tenant=default_tenant(),
+        fields={
+            "name": "payments need two",
+            "tool_pattern": "probe.pay",
+            "gate": "always_ask",
+            "required_approvals": 2,
+        }
+        | fields,
+    )
+
+
+def waiting_payment():
+    SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
+    run = start("probe.payer")
+    assert run.status == RunStatus.SUSPENDED
+    return run, run.approvals.get()
+
+
+def approve(approval, user, **more):
+    return check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve", **more)
+
+
+class TestTwoApprovals:
+    def test_the_run_goes_on_only_at_the_second_distinct_approval(self):
+        two_person_rule()
+        sam, sue = reviewer("sam"), reviewer("sue")
+        run, approval = waiting_payment()
+        assert approval.required_approvals == 2
+
+        first = approve(approval, sam, rationale="looks right")
+        assert (first.kind, first.waitpoint_resolved) == (CompletionKind.PARTIAL, False)
+        run.refresh_from_db()
+        approval.refresh_from_db()
+        assert run.status == RunStatus.SUSPENDED
+        assert approval.status == ApprovalStatus.PENDING
+        assert approval.decision is None
+        assert [given["reviewer"] for given in approval.approvals_given] == ["Sam"]
+        assert LEDGER.payments == []
+
+        # Sam cannot be the second: it needs another person.
+        with pytest.raises(DecisionForbiddenError, match=r"you already approved this \(1 of 2 approvals\)"):
+            approve(approval, sam)
+        assert Decision.objects.filter(approval=approval).count() == 1
+
+        second = approve(approval, sue)
+        assert (second.kind, second.waitpoint_resolved) == (CompletionKind.TERMINAL, True)
+        run.refresh_from_db()
+        approval.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+        assert approval.status == ApprovalStatus.APPROVED
+        assert LEDGER.payments == [(500, "bob")]
+        decisions = list(Decision.objects.filter(approval=approval).order_by("sequence"))
+        assert [(d.reviewer_name, d.decision) for d in decisions] == [("Sam", "approve"), ("Sue", "approve")]
+        assert approval.decision == decisions[1]
+        assert first_break(Decision.objects.filter(tenant=default_tenant()).order_by("sequence")) is None
+        resumed = run.journal.get(kind="wait.resumed").payload["resolution"]
+        assert (resumed["reviewer"], resumed["reviewers"]) == ("Sam and Sue", ["Sam", "Sue"])
+
+    def test_a_rejection_after_one_approval_rejects(self):
+        two_person_rule()
+        sam, sue = reviewer("sam"), reviewer("sue")
+        run, approval = waiting_payment()
+        approve(approval, sam)
+        rejected = check_complete_approval(
+            approval_id=approval.pk, acting_user=sue, decision="reject", rationale="wrong payee"
+        )
+        assert rejected.kind == CompletionKind.TERMINAL
+        run.refresh_from_db()
+        approval.refresh_from_db()
+        assert (approval.status, run.status) == (ApprovalStatus.REJECTED, RunStatus.COMPLETED)
+        assert approval.decision.reviewer_name == "Sue"
+        assert LEDGER.payments == []
+        result = next(m["content"] for m in run.messages if m.get("callId") == "p")
+        assert result["status"] == "rejected"
+
+    def test_the_same_reviewer_cannot_approve_twice_even_at_once_in_the_database(self):
+        """The decision rights refuse it, and beneath them the database would too."""
+        from django.db import IntegrityError, transaction
+
+        two_person_rule()
+        sam = reviewer("sam")
+        _run, approval = waiting_payment()
+        approve(approval, sam)
+        first = Decision.objects.get(approval=approval)
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Decision.objects.create(
+                approval=approval,
+                tenant=first.tenant,
+                sequence=first.sequence + 1,
+                previous_hash=first.hash,
+                hash="-",
+                decision="approve",
+                reviewer=first.reviewer,
+                reviewer_name="Sam",
+                decided_at=first.decided_at,
+            )
+
+    def test_a_call_that_needs_two_approvals_is_not_edited(self):
+        two_person_rule()
+        _run, approval = waiting_payment()
+        with pytest.raises(ApprovalInputError, match="needs 2 approvals of the same call"):
+            approve(approval, reviewer("sam"), arguments={"amountCents": 400, "to": "bob"})
+        assert not Decision.objects.exists()
+
+    def test_an_edit_that_would_need_two_approvals_is_refused(self):
+        two_person_rule(name="big ones need two", condition="/amountCents > 10000")
+        _run, approval = waiting_payment()  # 500 cents: the agent's own ask, one approval
+        assert approval.required_approvals == 1
+        with pytest.raises(DecisionForbiddenError, match="the edited call needs 2 approvals"):
+            approve(approval, reviewer("sam"), arguments={"amountCents": 50_000, "to": "bob"})
+        assert not Decision.objects.exists()
+
+
+class TestSurfaces:
+    def test_the_api_and_the_console_say_1_of_2(self):
+        two_person_rule()
+        sam, sue = reviewer("sam"), reviewer("sue")
+        run, approval = waiting_payment()
+        answer_ = client_for(sam).post(
+            f"/api/v1/approvals/{approval.pk}/complete", {"decision": "approve"}, format="json"
+        )
+        assert answer_.status_code == 200, answer_.content
+        body = answer_.json()
+        assert (body["kind"], body["waitpointResolved"]) == ("partial", False)
+        assert body["approval"]["status"] == "pending"
+        assert body["approval"]["decision"] is None
+        assert body["approval"]["requiredApprovals"] == 2
+        assert [given["reviewer"] for given in body["approval"]["approvalsGiven"]] == ["Sam"]
+        again = client_for(sam).post(
+            f"/api/v1/approvals/{approval.pk}/complete", {"decision": "approve"}, format="json"
+        )
+        assert again.status_code == 403
+        assert "you already approved this" in again.json()["error"]["message"]
+
+        browser = Client()
+        browser.force_login(sue)
+        assert "1 of 2 approvals" in browser.get("/console/queue/").text
+        page = browser.get(f"/console/approvals/{approval.pk}/").text
+        assert "1 of 2 approvals" in page
+        assert "Approved by Sam (standard)" in page
+        assert 'id="approve"' in page
+        sams = Client()
+        sams.force_login(sam)
+        assert (
+            "You can't decide this: you already approved this"
+            in sams.get(f"/console/approvals/{approval.pk}/").text
+        )
+
+        decided = browser.post(f"/console/approvals/{approval.pk}/", {"decision": "approve"})
+        assert decided.status_code == 302
+        got = client_for(sue).get(f"/api/v1/approvals/{approval.pk}").json()
+        assert got["status"] == "approved"
+        assert got["decision"]["reviewer"] == "Sue"
+        assert [given["reviewer"] for given in got["approvalsGiven"]] == ["Sam", "Sue"]
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+
+    def test_rules_say_how_many_and_not_more_than_they_name(self):
+        sam = reviewer("sam")
+        api = client_for(reviewer("boss", role="admin"))
+        from tenants.models import Membership
+
+        Membership.objects.filter(user__username="boss").update(is_tenant_admin=True)
+        for body, field in [
+            ({"requiredApprovals": 0}, "a whole number from 1 to 5"),
+            ({"requiredApprovals": 6}, "a whole number from 1 to 5"),
+            ({"requiredApprovals": 2, "reviewers": ["sam"]}, "2 approvals from distinct reviewers, but"),
+        ]:
+            refused = api.post(
+                "/api/v1/approval-rules",
+                {"name": "two", "gate": "always_ask", "toolPattern": "probe.pay"} | body,
+                format="json",
+            )
+            assert refused.status_code == 400, refused.content
+            assert field in refused.content.decode()
+        made = api.post(
+            "/api/v1/approval-rules",
+            {"name": "two", "gate": "always_ask", "toolPattern": "probe.pay", "requiredApprovals": 2},
+            format="json",
+        )
+        assert made.status_code == 201, made.content
+        assert made.json()["requiredApprovals"] == 2
+        # Naming one reviewer later, on a rule that needs two, is refused too.
+        named = api.patch(
+            f"/api/v1/approval-rules/{made.json()['id']}", {"reviewers": ["sam"]}, format="json"
+        )
+        assert named.status_code == 400
+        assert Approval.objects.count() == 0
+        del sam

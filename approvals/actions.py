@@ -122,7 +122,8 @@ def do_set_notifications(reviewer: Reviewer, *, notify: str | None, digest_minut
         reviewer.notify = notify
     if digest_minutes is not None:
         reviewer.digest_minutes = digest_minutes
-    reviewer.save(update_fields=["notify", "digest_minutes", "updated_at"])
+    reviewer.next_digest_at = None  # the new choice counts from now
+    reviewer.save(update_fields=["notify", "digest_minutes", "next_digest_at", "updated_at"])
     return reviewer
 
 

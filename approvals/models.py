@@ -22,7 +22,8 @@ class Reviewer(models.Model):
     # How this reviewer hears of approvals they may decide (approvals.notifications).
     notify = models.CharField(max_length=16, choices=Notify.choices, default=Notify.IMMEDIATELY)
     digest_minutes = models.PositiveIntegerField(default=15)
-    last_digest_at = models.DateTimeField(null=True, blank=True)
+    # When their next digest may go (None: with the next sweep).
+    next_digest_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -353,6 +354,8 @@ class Notification(models.Model):
     done_at = models.DateTimeField(null=True, blank=True)
     sent = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0)
+    # After a failed attempt: not before then (the wait doubles each time).
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
 
     class Meta:

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -31,8 +31,10 @@ from tools.mcp.definitions import tool_for_tenant
 
 logger = logging.getLogger("kindgi.approvals")
 
-# A notification that could not be sent is tried again on later sweeps, up to this many times.
-MAX_ATTEMPTS = 5
+# A notification that could not be sent is tried again on later sweeps, up to this many times in
+# all, the wait doubling from RETRY_SECONDS (about an hour in all).
+MAX_ATTEMPTS = 8
+RETRY_SECONDS = 30
 
 
 def eligible_deciders(approval: Approval, *, now=None) -> list:
@@ -109,6 +111,13 @@ def deliver_due_notifications(*, now=None, limit: int | None = None) -> Sweep:
     sweep = Sweep()
     waiting = (
         Notification.objects.filter(done_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        # A digest not yet due waits where it is, and does not hold up what is due behind it.
+        .exclude(
+            kind__in=[Notification.Kind.CREATED, Notification.Kind.REMINDER],
+            user__reviewer__notify=Reviewer.Notify.DIGEST,
+            user__reviewer__next_digest_at__gt=now,
+        )
         .select_related("approval", "user__membership", "user__reviewer")
         .order_by("created_at")[:limit]
     )
@@ -134,18 +143,15 @@ def deliver_due_notifications(*, now=None, limit: int | None = None) -> Sweep:
                 sweep.done.append(notification.pk)
         if not live:
             continue
-        if mode == Reviewer.Notify.DIGEST:
-            last = reviewer.last_digest_at
-            if last is not None and last + timedelta(minutes=reviewer.digest_minutes) > now:
-                continue
-            batches = [live]
-        else:
-            batches = [[notification] for notification in live]
+        # A digest is one mail of everything waiting; otherwise a mail each.
+        batches = [live] if mode == Reviewer.Notify.DIGEST else [[item] for item in live]
         for batch in batches:
             if _send(user, batch, now=now, digest=mode == Reviewer.Notify.DIGEST, reviewer=reviewer):
                 sweep.done.extend(notification.pk for notification in batch)
                 if mode == Reviewer.Notify.DIGEST:
-                    Reviewer.objects.filter(pk=reviewer.pk).update(last_digest_at=now)
+                    Reviewer.objects.filter(pk=reviewer.pk).update(
+                        next_digest_at=now + timedelta(minutes=reviewer.digest_minutes)
+                    )
             else:
                 sweep.left.extend(f"notification {notification.pk}: not sent" for notification in batch)
     return sweep
@@ -196,8 +202,11 @@ def _send(user, notifications: list[Notification], *, now, digest: bool, reviewe
         message.send(using=setting("KINDGI_MAILER"))
     except Exception as error:
         # Kept for the next sweep; the error's text names the mailer's failure, not the mail.
+        wait = timedelta(seconds=RETRY_SECONDS * 2 ** notifications[0].attempts)
         Notification.objects.filter(pk__in=[n.pk for n in notifications]).update(
-            attempts=F("attempts") + 1, last_error=f"{type(error).__name__}: {error}"[:500]
+            attempts=F("attempts") + 1,
+            next_attempt_at=now + wait,
+            last_error=f"{type(error).__name__}: {error}"[:500],
         )
         logger.warning("notification mail to user %s not sent: %s", user.pk, type(error).__name__)
         return False

@@ -2,6 +2,7 @@
 
 from django.contrib.auth import get_user_model
 from django.db import models
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
@@ -66,6 +67,10 @@ class GivenApprovalSerializer(serializers.Serializer):
     reviewer = serializers.CharField()
     reviewerRoleAtDecision = serializers.CharField(source="role")
     decidedAt = serializers.DateTimeField()
+
+    def to_representation(self, instance):
+        # Kept on the approval as ISO text; shown like every other time in the API.
+        return super().to_representation(instance | {"decidedAt": parse_datetime(instance["decidedAt"])})
 
 
 class ApprovalSerializer(serializers.ModelSerializer):

@@ -42,6 +42,7 @@ class Migration(migrations.Migration):
                 ('done_at', models.DateTimeField(blank=True, null=True)),
                 ('sent', models.BooleanField(default=False)),
                 ('attempts', models.PositiveIntegerField(default=0)),
+                ('next_attempt_at', models.DateTimeField(blank=True, null=True)),
                 ('last_error', models.TextField(blank=True)),
             ],
             options={
@@ -100,7 +101,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='reviewer',
-            name='last_digest_at',
+            name='next_digest_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(

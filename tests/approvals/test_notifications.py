@@ -434,3 +434,42 @@ class TestTwoPersonLinks:
         run.refresh_from_db()
         assert (approval.status, run.status) == ("approved", RunStatus.COMPLETED)
         assert [post.message for post in STATUS_PAGE.posts] == ["Checkout is back to normal."]
+
+
+class TestDelivery:
+    def test_a_digest_not_yet_due_does_not_hold_up_the_mail_behind_it(self, sink, settings):
+        sam = with_mail(reviewer("sam", role="senior"), notify="digest")
+        status_run("First.")
+        deliver_due_notifications()  # Sam's first digest: his next is 15 minutes away
+        status_run("Second.")
+        status_run("Third.")
+        with_mail(reviewer("sue", role="senior"))
+        status_run("Fourth.")  # Sue's, behind Sam's two that wait for his digest
+        sent = deliver_due_notifications(limit=2)
+        assert [mail["to"] for mail in sink.received] == [["sam@acme.test"], ["sue@acme.test"]]
+        assert len(sent.done) == 1
+        assert Notification.objects.filter(user=sam, done_at__isnull=True).count() == 3
+
+    def test_a_mail_that_cannot_be_sent_is_tried_again_later_not_at_every_sweep(self, settings):
+        from tests.live_server import free_port
+
+        settings.MAILERS = {
+            "default": {
+                "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                "OPTIONS": {"host": "127.0.0.1", "port": free_port(), "timeout": 2},
+            }
+        }
+        with_mail(reviewer("sam", role="senior"))
+        status_run()
+        now = timezone.now()
+        failed = deliver_due_notifications(now=now)
+        assert failed.done == []
+        assert len(failed.left) == 1
+        notification = Notification.objects.get()
+        assert notification.attempts == 1
+        assert "ConnectionRefusedError" in notification.last_error
+        assert notification.next_attempt_at == now + timedelta(seconds=30)
+        assert deliver_due_notifications(now=now + timedelta(seconds=10)).left == []  # not yet
+        with running_sink(settings) as sink:
+            assert len(deliver_due_notifications(now=now + timedelta(seconds=31)).done) == 1
+        assert [mail["to"] for mail in sink.received] == [["sam@acme.test"]]

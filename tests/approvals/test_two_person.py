@@ -148,6 +148,9 @@ class TestSurfaces:
         assert body["approval"]["decision"] is None
         assert body["approval"]["requiredApprovals"] == 2
         assert [given["reviewer"] for given in body["approval"]["approvalsGiven"]] == ["Sam"]
+        given = body["approval"]["approvalsGiven"][0]
+        assert given["reviewerRoleAtDecision"] == "standard"
+        assert given["decidedAt"] == body["decision"]["decidedAt"]  # Sam's decision, the same time
         again = client_for(sam).post(
             f"/api/v1/approvals/{approval.pk}/complete", {"decision": "approve"}, format="json"
         )

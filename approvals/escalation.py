@@ -1,7 +1,5 @@
 """Taking escalation steps as approvals wait: a sweep, each step journaled on the waiting run."""
 
-from datetime import timedelta
-
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -74,10 +72,9 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
         approval.expires_at = now  # from now on nobody may decide it; the expiry follows
         fields.append("expires_at")
         payload |= {"action": "expire"}
-    # Counted from the moment the first step was (the approval's making), as its expiry is.
-    made = approval.escalation_due_at - timedelta(seconds=step["afterSeconds"])
+    started = approval.escalation_started_at
     approval.escalation_done = number
-    approval.escalation_due_at = due_at(made, approval.escalation, number)
+    approval.escalation_due_at = due_at(started, approval.escalation, number)
     approval.save(update_fields=fields)
     if "raiseRole" in step:
         # Those who may decide it now, told that it still waits.

@@ -1,6 +1,7 @@
 """Reviewers, the approvals that wait for them, and their decisions."""
 
 import uuid
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -129,6 +130,22 @@ class Approval(models.Model):
     @property
     def approvals_missing(self) -> int:
         return max(self.required_approvals - len(self.approvals_given), 0)
+
+    @property
+    def escalation_started_at(self) -> datetime | None:
+        """When its escalation's clock started (as it was made): each step is due so many
+        seconds after. None once no step is left."""
+        left = self.escalation[self.escalation_done :]
+        if not left or self.escalation_due_at is None:
+            return None
+        return self.escalation_due_at - timedelta(seconds=left[0]["afterSeconds"])
+
+    @property
+    def escalation_ahead(self) -> list[tuple[datetime, dict]]:
+        """The escalation steps not taken yet, each with when it is due."""
+        started = self.escalation_started_at
+        left = self.escalation[self.escalation_done :] if started else []
+        return [(started + timedelta(seconds=step["afterSeconds"]), step) for step in left]
 
     @property
     def title(self) -> str:

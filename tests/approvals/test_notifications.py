@@ -309,6 +309,14 @@ class TestEscalation:
         rita_links = next(links_in(mail) for mail in sink.received if mail["to"] == ["rita@acme.test"])
 
         assert escalate_due_approvals(now=start + timedelta(seconds=59)).done == []
+        reviewers_page = Client()
+        reviewers_page.force_login(rita)
+        ahead = re.search(
+            r'<dd id="escalation-ahead">(.*?)</dd>',
+            reviewers_page.get(f"/console/approvals/{approval.pk}/").text,
+        ).group(1)
+        assert re.findall(r"UTC</time>: ([a-z ]+)", ahead) == ["needs senior", "expires"]
+        assert approval.expires_at == approval.escalation_started_at + timedelta(seconds=120)
         assert escalate_due_approvals(now=start + timedelta(seconds=61)).done == [f"{approval.pk} step 1"]
         approval.refresh_from_db()
         assert approval.required_role == "senior"

@@ -90,3 +90,62 @@ def test_decisions_made_before_the_chain_join_it_in_the_order_they_were_made():
     chained = list(Chained.objects.filter(tenant=tenant).order_by("sequence"))
     assert [d.approval.call_id for d in chained] == ["first", "second"]
     assert first_break(chained) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_approvals_decided_before_two_person_approvals_know_the_decision_that_settled_them():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.utils import timezone
+
+    from tests.factories import default_tenant, reviewer
+
+    tenant = default_tenant()
+    sam = reviewer("sam")  # made as the models are now, before the tables go back
+    sams_registration = sam.reviewer.pk
+    executor = MigrationExecutor(connection)
+    before = [("approvals", "0004_approval_connection_alter_approval_subject_kind")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    Run = old.get_model("runs", "Run")
+    Approval = old.get_model("approvals", "Approval")
+    Decision = old.get_model("approvals", "Decision")
+    run = Run.objects.create(tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0")
+    made = {}
+    for sequence, (call, choice) in enumerate((("yes", "approve"), ("no", "reject"), ("open", None)), 1):
+        approval = Approval.objects.create(
+            tenant_id=tenant.pk,
+            run=run,
+            call_id=call,
+            tool_key="t.t",
+            tool_version="1.0.0",
+            required_role="standard",
+        )
+        made[call] = approval.pk
+        if choice:
+            Decision.objects.create(
+                approval=approval,
+                tenant_id=tenant.pk,
+                sequence=sequence,
+                previous_hash="-",
+                hash="-",
+                decision=choice,
+                reviewer_id=sams_registration,
+                reviewer_name="Sam",
+                reviewer_role_at_decision="standard",
+                decided_at=timezone.now(),
+            )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from approvals.models import Approval as Now
+
+    approved, rejected, pending = (Now.objects.get(pk=made[call]) for call in ("yes", "no", "open"))
+    assert (approved.decision.decision, rejected.decision.decision, pending.decision) == (
+        "approve",
+        "reject",
+        None,
+    )
+    assert [(given["userId"], given["reviewer"]) for given in approved.approvals_given] == [(sam.pk, "Sam")]
+    assert (rejected.approvals_given, pending.approvals_given) == ([], [])
+    assert approved.required_approvals == 1

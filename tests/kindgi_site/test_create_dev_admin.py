@@ -16,6 +16,7 @@ def test_creates_the_admin_once_and_prints_the_password_once(capsys, client):
     admin = get_user_model().objects.get(username="admin")
     assert admin.is_superuser
     assert (admin.membership.tenant.slug, admin.membership.is_tenant_admin) == ("default", True)
+    assert admin.email == "admin@localhost"  # notifications of approvals reach them
 
     call_command("create_dev_admin")
     second = capsys.readouterr().out

@@ -33,7 +33,11 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(slug="default", defaults={"name": "Default"})
-            user = users.objects.create_superuser(username=username, email="", password=password)
+            # A mail address, so that the notifications of approvals reach them (printed to the
+            # console by the development mailer).
+            user = users.objects.create_superuser(
+                username=username, email=f"{username}@localhost", password=password
+            )
             Membership.objects.create(user=user, tenant=tenant, is_tenant_admin=True)
         self.stdout.write(
             self.style.SUCCESS(

@@ -80,7 +80,7 @@ def use_link(token: str, *, rationale: str = "", now=None) -> Completion:
         completion = check_complete_approval(
             approval_id=link.approval_id, acting_user=link.user, decision=link.action, rationale=rationale
         )
-    except DomainError:
+    except Exception:  # refused (or broken): nothing was decided, so the link is good again
         DecisionLink.objects.filter(pk=link.pk).update(used_at=None)
         raise
     spent = DecisionLink.objects.filter(approval_id=link.approval_id, used_at__isnull=True)

@@ -67,6 +67,12 @@ def can_decide(
     (user id → display name), when given, spares looking the named reviewers up (a page of
     approvals looks them all up at once)."""
     decider_id = user.pk if user is not None else reviewer.user_id if reviewer is not None else None
+    if user is not None and not user.is_active:
+        # Signing in refuses them already; a decision link, which needs no sign-in, must too.
+        return Refusal(
+            kind=RefusalKind.FORBIDDEN,
+            reason=f"{user.get_username()}'s account is deactivated; they decide nothing",
+        )
     if user is not None and is_service_account(user):
         return Refusal(
             kind=RefusalKind.FORBIDDEN,

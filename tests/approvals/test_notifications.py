@@ -10,7 +10,7 @@ from django.utils import timezone
 from approvals.actions import check_complete_approval, check_save_rule
 from approvals.links import token_hash
 from approvals.models import Approval, Decision, DecisionLink, Notification, Reviewer
-from approvals.notifications import deliver_due_notifications, remind_due_approvals
+from approvals.notifications import deliver_due_notifications, eligible_deciders, remind_due_approvals
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
@@ -197,6 +197,19 @@ class TestDecisionLinks:
             browser.post(f"/console/decide/{links['sam']['approve']}/", {"rationale": "x"}).status_code == 410
         )
         unchanged(run, approval)
+
+    def test_a_deactivated_reviewers_link_decides_nothing(self, told):
+        run, approval, links, sam, _sue = told
+        sam.is_active = False
+        sam.save(update_fields=["is_active"])
+        url = f"/console/decide/{links['sam']['approve']}/"
+        page = Client().get(url)
+        assert page.status_code == 409
+        assert b"sam&#x27;s account is deactivated" in page.content
+        assert Client().post(url, {"rationale": "ok"}).status_code == 409
+        unchanged(run, approval)
+        # Nor is anyone deactivated mailed of an approval.
+        assert "sam" not in [user.username for user in eligible_deciders(approval)]
 
     def test_a_rejection_needs_a_rationale_and_keeps_the_link_until_it_has_one(self, told):
         run, approval, links, *_ = told

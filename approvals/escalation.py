@@ -69,7 +69,8 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
     elif "notify" in step:
         payload |= {"action": "notify", "notify": step["notify"]}
     else:
-        approval.expires_at = now  # from now on nobody may decide it; the expiry follows
+        # From now on nobody may decide it; the expiry follows.
+        approval.expires_at = min(approval.expires_at or now, now)
         fields.append("expires_at")
         payload |= {"action": "expire"}
     started = approval.escalation_started_at
@@ -89,7 +90,8 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
 
 
 def _notify(approval: Approval, step: int, user_ids: set[int]) -> list[str]:
-    users = list(get_user_model().objects.filter(pk__in=user_ids).exclude(email="").order_by("username"))
+    people = get_user_model().objects.filter(pk__in=user_ids, is_active=True).exclude(email="")
+    users = list(people.order_by("username"))
     Notification.objects.bulk_create(
         [
             Notification(approval=approval, user=user, kind=Notification.Kind.ESCALATED, step=step)

@@ -10,10 +10,11 @@ class RunInputError(RunError):
 
     http_status = 400
     code = "invalid_input"
+    what = "The run input"
 
     def __init__(self, errors: list[str]):
         self.errors = errors
-        super().__init__("The run input is invalid: " + "; ".join(errors))
+        super().__init__(f"{self.what} is invalid: " + "; ".join(errors))
 
 
 class RunNotFoundError(RunError):
@@ -41,15 +42,10 @@ class LostClaimError(RunError):
     """The executor no longer holds the run (cancelled, or taken over after its claim expired)."""
 
 
-class ScheduleInputError(RunError):
+class ScheduleInputError(RunInputError):
     """A schedule's fields are not valid; nothing was saved."""
 
-    http_status = 400
-    code = "invalid_input"
-
-    def __init__(self, errors: list[str]):
-        self.errors = errors
-        super().__init__("The schedule is invalid: " + "; ".join(errors))
+    what = "The schedule"
 
 
 class ScheduleNotFoundError(RunError):

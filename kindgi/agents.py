@@ -1,11 +1,14 @@
 """Agents: instructions, a model, the tools they may call and the gates in front of those tools."""
 
+import json
 import re
+import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kindgi.capabilities import missing_features, model_features, parse_capabilities
 from kindgi.errors import DefinitionError
 from kindgi.guardrails import BeforeToolGuardrail, as_guardrail
 from kindgi.models import ScriptedModel
@@ -13,6 +16,8 @@ from kindgi.naming import check_definition_id, check_name, check_semver
 from kindgi.tools import ToolDefinition
 
 USER_MESSAGE = "userMessage"
+# What a retrieval source is given: the user's message, as ``{"query": …}``.
+RETRIEVAL_QUERY = "query"
 _PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -87,6 +92,11 @@ class AgentDefinition:
     guardrails: tuple[BeforeToolGuardrail, ...] = ()
     parameters: tuple[AgentParameter, ...] = ()
     capabilities: tuple[Mapping[str, Any], ...] = ()
+    # The features the capabilities need of the model (``kindgi.capabilities.FEATURES``).
+    needed_features: frozenset[str] = frozenset()
+    # Read-only tools that run with the user's message before the model's first step; what they
+    # return reaches the model as outside data.
+    retrieval: tuple[ToolRef, ...] = ()
     parallel_tool_calls: bool = True
     # MCP servers every tool of which the agent may call, those added later included.
     mcp_servers: tuple[str, ...] = ()
@@ -100,6 +110,25 @@ class AgentDefinition:
         if self.model is None:
             return "default"
         return self.model.model_name if isinstance(self.model, ScriptedModel) else self.model
+
+    def instructions_for(self, values: Mapping[str, Any]) -> str:
+        """The instructions with each ``{parameter}`` replaced by the run's value of it (a
+        parameter left out, or null, reads as its schema's default, or as nothing)."""
+        if not self.parameters:
+            return self.instructions
+        defaults = {parameter.name: parameter.schema.get("default", "") for parameter in self.parameters}
+        parts = []
+        for literal, name, _, _ in string.Formatter().parse(self.instructions):
+            parts.append(literal)
+            if name is not None:
+                value = values.get(name)
+                value = defaults[name] if value is None else value
+                parts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return "".join(parts)
+
+    def lacks(self, model_name: str, features: Iterable[str]) -> str | None:
+        """What the agent needs that a model with ``features`` lacks, as a message, or None."""
+        return missing_features(self.needed_features, model_name, features)
 
     @property
     def gates_enabled(self) -> bool:
@@ -159,6 +188,7 @@ def define_agent(
     guardrails: Iterable[BeforeToolGuardrail | Callable[..., Any]] = (),
     parameters: Iterable[AgentParameter] = (),
     capabilities: Iterable[Mapping[str, Any]] = (),
+    retrieval: Iterable[Any] = (),
     model: str | ScriptedModel | None = None,
     parallel_tool_calls: bool = True,
     conversation_policy: Mapping[str, Any] | None = None,
@@ -172,6 +202,11 @@ def define_agent(
 
     ``conversation_policy={"hitl": {"tools": {"overrides": {"acme-ops.post-update": "always_ask"}}}}``
     turns tool gates on; ``{"hitl": {"tools": {}}}`` turns them on with no overrides.
+
+    ``instructions`` may use the agent's ``parameters`` by name (``"Answer in a {tone} tone."``;
+    ``{{`` and ``}}`` for braces). ``capabilities=[{"needs": [{"feature": "tool-use"}]}]`` says
+    what the model must be able to do. ``retrieval`` names read-only tools that take
+    ``{"query": <the user's message>}`` and run before the model's first step.
     """
     what = f"agent {id!r}"
     check_definition_id(id, what=what)
@@ -237,10 +272,25 @@ def define_agent(
             raise DefinitionError(f"{where}: parameter {parameter.name!r} is declared twice")
         names.add(parameter.name)
 
-    capability_list = tuple(capabilities)
-    for index, capability in enumerate(capability_list):
-        if not isinstance(capability, Mapping):
-            raise DefinitionError(f"{what}: capabilities[{index}]: must be a mapping")
+    _check_instruction_fields(instructions, names, what=what)
+
+    needed_features, capability_list = parse_capabilities(capabilities, what=what)
+    if model is not None:
+        model_name = model.model_name if isinstance(model, ScriptedModel) else model
+        has = model.features if isinstance(model, ScriptedModel) else model_features(model)
+        lacking = missing_features(needed_features, model_name, has)
+        if lacking:
+            raise DefinitionError(f"{what}: {lacking}")
+
+    if isinstance(retrieval, (str, Mapping)):
+        raise DefinitionError(f"{what}: retrieval must be a list of tools")
+    retrieval_refs = tuple(
+        ToolRef.from_value(value, what=f"{what}: retrieval[{index}]") for index, value in enumerate(retrieval)
+    )
+    for index, ref in enumerate(retrieval_refs):
+        check_definition_id(ref.id, what=f"{what}: retrieval[{index}]")
+        if ref.id in {other.id for other in retrieval_refs[:index]}:
+            raise DefinitionError(f"{what}: retrieval[{index}]: tool {ref.id!r} is listed twice")
 
     gate_overrides, override_conditions = _parse_conversation_policy(
         conversation_policy, tool_refs, what=what
@@ -256,11 +306,36 @@ def define_agent(
         guardrails=guardrail_list,
         parameters=parameter_list,
         capabilities=capability_list,
+        needed_features=needed_features,
+        retrieval=retrieval_refs,
         parallel_tool_calls=parallel_tool_calls,
         mcp_servers=server_names,
         gate_overrides=gate_overrides,
         override_conditions=override_conditions,
     )
+
+
+def _check_instruction_fields(instructions: str, parameters: set[str], *, what: str) -> None:
+    """Every ``{name}`` in the instructions names a parameter, plainly: no attribute, index,
+    conversion or format (a run's values are text put in place, never evaluated)."""
+    where = f"{what}: instructions"
+    known = ", ".join(sorted(parameters)) or "none"
+    try:
+        fields = [
+            (name, conversion, spec) for _, name, spec, conversion in string.Formatter().parse(instructions)
+        ]
+    except ValueError as error:
+        raise DefinitionError(f"{where}: {error} (write {{{{ and }}}} for a brace)") from None
+    for name, conversion, spec in fields:
+        if name is None:
+            continue
+        if name not in parameters:
+            raise DefinitionError(
+                f"{where}: {{{name}}} is not one of the agent's parameters (its parameters: {known}; "
+                "write {{ and }} for a brace)"
+            )
+        if conversion or spec:
+            raise DefinitionError(f"{where}: {{{name}}} must be written plainly, with no ! or :")
 
 
 def _parse_conversation_policy(

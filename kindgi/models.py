@@ -6,11 +6,16 @@ both. Scripted models answer with a Python function: deterministic, no
 network. They drive the sample packs and the tests.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kindgi.capabilities import check_features
 from kindgi.errors import DefinitionError
+
+# What a scripted model can do unless it says otherwise: its script answers with tool calls
+# or text, which may be JSON.
+SCRIPTED_FEATURES = ("tool-use", "structured-output")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,13 +85,21 @@ class ModelRequest:
 
 
 class ScriptedModel:
-    """A model whose answers come from ``script(request) -> ModelReply``."""
+    """A model whose answers come from ``script(request) -> ModelReply``; ``features`` are what
+    it can do, for the agents whose ``capabilities`` need some."""
 
-    def __init__(self, script: Callable[[ModelRequest], ModelReply], *, name: str | None = None):
+    def __init__(
+        self,
+        script: Callable[[ModelRequest], ModelReply],
+        *,
+        name: str | None = None,
+        features: Iterable[str] = SCRIPTED_FEATURES,
+    ):
         if not callable(script):
             raise DefinitionError(f"a scripted model needs a callable script, not {script!r}")
         self.script = script
         self.name = name or f"{script.__module__}.{script.__qualname__}"
+        self.features = check_features(features, what=f"scripted model {self.name}: features")
 
     def __repr__(self) -> str:
         return f"ScriptedModel({self.name})"
@@ -99,6 +112,11 @@ class ScriptedModel:
         return self.script(request)
 
 
-def scripted(script: Callable[[ModelRequest], ModelReply]) -> ScriptedModel:
-    """Decorate a function to use it as an agent's model: ``define_agent(model=my_script, …)``."""
-    return ScriptedModel(script)
+def scripted(
+    script: Callable[[ModelRequest], ModelReply] | None = None, *, features: Iterable[str] = SCRIPTED_FEATURES
+) -> Any:
+    """Decorate a function to use it as an agent's model: ``define_agent(model=my_script, …)``.
+    ``@scripted(features=["tool-use", "vision"])`` says what it can do."""
+    if script is None:
+        return lambda function: ScriptedModel(function, features=features)
+    return ScriptedModel(script, features=features)

@@ -4,7 +4,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kindgi.agents import AgentDefinition, ToolRef
+from kindgi.agents import RETRIEVAL_QUERY, AgentDefinition, ToolRef
 from kindgi.errors import DefinitionError, DefinitionErrors
 from kindgi.flows import AGENT_STEP_OUTPUT_SCHEMA, FlowDefinition, FlowNode, NodeKind, iter_refs
 from kindgi.naming import pack_of, semver_key
@@ -136,7 +136,36 @@ def _resolve_agent(
             resolved.append(ref)
         else:
             resolved.append(ToolRef(id=found.id, version=found.version))
-    return replace(agent, tools=tuple(resolved))
+    sources = [
+        _resolve_retrieval(agent, index, ref, tools, errors) for index, ref in enumerate(agent.retrieval)
+    ]
+    return replace(agent, tools=tuple(resolved), retrieval=tuple(sources))
+
+
+def _resolve_retrieval(
+    agent: AgentDefinition, index: int, ref: ToolRef, tools: Mapping[Key, ToolDefinition], errors: list[str]
+) -> ToolRef:
+    """A retrieval source: a pack's read-only tool that takes ``{"query": <text>}``."""
+    where = f"{agent.label}: retrieval[{index}]"
+    found, problem = _resolve_version("tool", tools, ref.id, ref.version)
+    if problem:
+        errors.append(f"{where}: {problem}")
+        return ref
+    if not found.is_read_only:
+        errors.append(
+            f"{where}: tool {found.id} is not read-only (mutating: false), and only a read-only tool "
+            "may be a retrieval source"
+        )
+    schema = found.input_schema
+    query = schema.get("properties", {}).get(RETRIEVAL_QUERY, {})
+    others = sorted(set(schema.get("required", [])) - {RETRIEVAL_QUERY})
+    if query.get("type") != "string" or others:
+        errors.append(
+            f"{where}: tool {found.id} must take {{{RETRIEVAL_QUERY!r}: <the user's message>}}: "
+            f"its input needs a string field {RETRIEVAL_QUERY!r} and no other required field"
+            + (f" (it requires {', '.join(others)})" if others else "")
+        )
+    return ToolRef(id=found.id, version=found.version)
 
 
 def _resolve_flow(

@@ -127,6 +127,7 @@ def policy_context(
     return PolicyContext(
         run=facts,
         tools=tools,
+        retrieval=retrieval_tools(target, registry=registry),
         connections=_connections(run, facts, tools.values()),
         agent_id=target.id,
         agent_gates=agent_gates(target, run.tenant_id),
@@ -149,6 +150,11 @@ def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dic
     if elsewhere or agent.mcp_servers:
         tools |= mcp_tools_for(tenant_id, tool_ids=elsewhere, servers=agent.mcp_servers)
     return tools
+
+
+def retrieval_tools(agent: AgentDefinition, *, registry: Registry) -> dict[str, ToolDefinition]:
+    """The agent's retrieval sources, by id (the registry has checked each is loaded)."""
+    return {ref.id: registry.tool(ref.id, ref.version) for ref in agent.retrieval}
 
 
 def flow_mcp_tools(flow: FlowDefinition, tenant_id, *, registry: Registry) -> dict[str, ToolDefinition]:

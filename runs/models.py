@@ -112,6 +112,13 @@ class Run(models.Model):
         return self.flow_key == AGENT_TURN_FLOW_ID
 
     @property
+    def agent_parameters(self) -> dict:
+        """An agent turn's parameters: its input but the user's message and the mail."""
+        if not self.is_agent_turn:
+            return {}
+        return {name: value for name, value in self.input.items() if name not in ("userMessage", "mail")}
+
+    @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_STATUSES
 

@@ -144,6 +144,7 @@ class AgentAdmin(DefinitionAdmin):
         "guardrails",
         "parameters",
         "capabilities",
+        "retrieval",
         "input_schema_pretty",
         "retired_at",
         "created_at",

@@ -75,6 +75,7 @@ def agent_fields(agent: AgentDefinition) -> dict[str, Any]:
         "guardrails": agent.guardrail_names,
         "parameters": [parameter.to_dict() for parameter in agent.parameters],
         "capabilities": [dict(capability) for capability in agent.capabilities],
+        "retrieval": [ref.to_dict() for ref in agent.retrieval],
         "parallel_tool_calls": agent.parallel_tool_calls,
         "gates_enabled": agent.gates_enabled,
         "code_overrides": {k: v.value for k, v in (agent.gate_overrides or {}).items()},

@@ -177,6 +177,11 @@ class Agent(Definition):
     guardrails = models.JSONField(default=list)
     parameters = models.JSONField(default=list)
     capabilities = models.JSONField(default=list)
+    retrieval = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Read-only tools run before the first step: [{"id": …, "version": …}]',
+    )
     parallel_tool_calls = models.BooleanField(default=True)
     gates_enabled = models.BooleanField(
         default=False, help_text="The agent declares conversation_policy.hitl.tools."

@@ -30,6 +30,11 @@ class MessageSerializer(serializers.Serializer):
     callId = serializers.CharField(required=False)
     toolId = serializers.CharField(required=False)
     outsideData = serializers.BooleanField(required=False)
+    source = serializers.ChoiceField(
+        choices=["mail", "retrieval"],
+        required=False,
+        help_text="For outside data in a user message: the mail that started the run, or a retrieval source.",
+    )
 
 
 class RunSerializer(serializers.ModelSerializer):

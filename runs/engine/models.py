@@ -16,5 +16,7 @@ class ModelError(Exception):
 
 class ChatModel(Protocol):
     model_name: str
+    # What it can do (``kindgi.capabilities.FEATURES``), checked before it is asked.
+    features: frozenset[str]
 
     def respond(self, request: ModelRequest) -> ModelReply: ...

@@ -115,6 +115,9 @@ class PolicyContext:
     run: RunFacts
     # The tools the agent or flow may call, by id (None: referenced, but not loaded).
     tools: Mapping[str, ToolDefinition | None]
+    # An agent's retrieval sources, by id: called by the turn itself before the model's first
+    # step, never by the model (they are not among ``tools`` unless the agent lists them there).
+    retrieval: Mapping[str, ToolDefinition] = field(default_factory=dict)
     agent_id: str = ""
     # None for a flow's tool step, which has no agent gate.
     agent_gates: AgentGates | None = None

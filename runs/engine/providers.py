@@ -38,6 +38,7 @@ from core.conf import setting
 from core.redaction import redact_prompt
 from core.secrets import provider_secrets
 from kindgi import ModelReply, ModelRequest, ToolCall, Usage
+from kindgi.capabilities import model_features
 from runs.engine.models import ModelError
 
 _RETRYABLE = (
@@ -161,6 +162,7 @@ def from_pydantic_ai(response: PaiResponse, *, tool_ids: dict[str, str]) -> Mode
 class ProviderModel:
     def __init__(self, model_string: str):
         self.model_name = model_string
+        self.features = model_features(model_string)
         self._model = build_model(model_string)
 
     def respond(self, request: ModelRequest) -> ModelReply:

@@ -6,7 +6,9 @@ batch run together. The rules:
 
 - consecutive calls to read-only tools share a batch, at most ``MAX_PARALLEL``;
 - a call to any other tool runs alone, and so does a read-only call that may
-  wait or whose tool says ``execution="sequential"``;
+  wait;
+- if any call of the message is to a tool that says ``execution="sequential"``,
+  every call of the message runs alone, in order (seed 001);
 - a call a before-tool guardrail judges starts a new batch, so it starts only
   after every call before it has finished; read-only calls after it may join it;
 - once a call needs an approval, it and every later call run alone;
@@ -33,10 +35,10 @@ def plan_batches(
 ) -> list[list[int]]:
     batches: list[list[int]] = []
     open_batch: list[int] | None = None  # the batch later read-only calls may still join
-    one_at_a_time = not parallel
+    one_at_a_time = not parallel or any(call.sequential for call in calls)
     for index, call in enumerate(calls):
         one_at_a_time = one_at_a_time or call.needs_approval
-        shareable = not one_at_a_time and call.read_only and not call.may_wait and not call.sequential
+        shareable = not one_at_a_time and call.read_only and not call.may_wait
         if not shareable:
             batches.append([index])
             open_batch = None

@@ -23,12 +23,14 @@ from kindgi import (
     ToolDefinition,
     ToolSpec,
 )
+from kindgi.agents import RETRIEVAL_QUERY
 from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
     mail_message,
     model_request,
     pending_tool_calls,
+    retrieved_message,
     tool_message,
     user_message,
 )
@@ -71,6 +73,7 @@ class AgentTurn:
         # to a crash before then is asked for again; no tool has run on it.
         self._unrecorded: list[Entry] = []
         self._messages_unsaved = False
+        self._model: ChatModel | None = None
 
     def _record(self, *entries: Entry) -> None:
         """Write ``entries``, with whatever waits to be written: a reply, the conversation."""
@@ -94,10 +97,17 @@ class AgentTurn:
     # The loop
 
     def execute(self) -> Outcome:
+        if not self.run.dry_run:
+            failed = self._choose_model()
+            if failed is not None:
+                return failed
         if not self.messages:
+            retrieved = self._retrieve()
+            if not isinstance(retrieved, list):
+                return retrieved  # it waits, or stopped; on resume it goes on from the journal
             mail = self.run.input.get("mail")
             first = [user_message(self.run.input["userMessage"]), *([mail_message(mail)] if mail else [])]
-            self._grow(*self.run.history, *first)
+            self._grow(*self.run.history, *first, *retrieved)
         while True:
             pending = pending_tool_calls(self.messages)
             if pending:
@@ -117,6 +127,39 @@ class AgentTurn:
             if failed is not None:
                 return failed
 
+    # Before the model's first step
+
+    def _choose_model(self) -> Failed | None:
+        """The agent's model, once it is known to have every feature the agent needs."""
+        try:
+            model = resolve_model(self.agent)
+        except ModelError as error:
+            return Failed(message=error.message)
+        lacking = self.agent.lacks(model.model_name, model.features)
+        if lacking:
+            return Failed(message=f"missing-capability: {self.agent.label} {lacking}")
+        self._model = model
+        return None
+
+    def _retrieve(self) -> list[dict[str, Any]] | Outcome:
+        """Each retrieval source, given the user's message: a call like any other, through the
+        call policy and the journal; what it returns the model reads as outside data."""
+        sources = self.ctx.retrieval
+        if not sources:
+            return []
+        query = self.run.input["userMessage"]
+        pending = [
+            {"id": f"retrieval-{index}", "toolId": tool_id, "arguments": {RETRIEVAL_QUERY: query}}
+            for index, tool_id in enumerate(sources, start=1)
+        ]
+        results = self._run_calls(pending, ctx=replace(self.ctx, tools=sources))
+        if not isinstance(results, list):
+            return results
+        return [
+            retrieved_message(call_id=result["callId"], tool_id=result["toolId"], result=result["content"])
+            for result in results
+        ]
+
     # The model
 
     def _visible_tools(self) -> list[ToolSpec]:
@@ -134,12 +177,10 @@ class AgentTurn:
             return Failed(
                 message=f"model-step-limit: the model asked for tools {step - 1} times without answering"
             )
-        try:
-            model = resolve_model(self.agent)
-        except ModelError as error:
-            return Failed(message=error.message)
+        model = self._model
+        assert model is not None, "chosen when the execution began"
         request = model_request(
-            instructions=self.agent.instructions,
+            instructions=self.agent.instructions_for(self.run.input),
             messages=self.messages,
             tools=self._visible_tools(),
             views=views,
@@ -148,7 +189,7 @@ class AgentTurn:
         if isinstance(answered, Failed):
             return answered
         reply, entry = answered
-        used_ids = set(views.call_ids)
+        used_ids = set(views.call_ids) | set(self.state.results)
         calls = []
         for call in reply.tool_calls:
             call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"
@@ -209,11 +250,14 @@ class AgentTurn:
             needs_approval=gate_of(call, tool, ctx, ctx.approved_tools).gate == Gate.ASK,
         )
 
-    def _run_calls(self, pending: list[Mapping[str, Any]]) -> list[dict[str, Any]] | Outcome:
+    def _run_calls(
+        self, pending: list[Mapping[str, Any]], *, ctx: PolicyContext | None = None
+    ) -> list[dict[str, Any]] | Outcome:
+        ctx = ctx or self.ctx
         step_ids = {call["id"] for call in pending}
         # Approvals met in this step join the set as the calls are judged, in order.
-        approved = set(self.ctx.approved_tools) | self.state.approved_tools(leaving_out=step_ids)
-        ctx = replace(self.ctx, approved_tools=approved)
+        approved = set(ctx.approved_tools) | self.state.approved_tools(leaving_out=step_ids)
+        ctx = replace(ctx, approved_tools=approved)
         calls = [
             proposed(
                 call_id=call["id"], tool_id=call["toolId"], arguments=call.get("arguments"), state=self.state

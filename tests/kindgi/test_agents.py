@@ -140,6 +140,13 @@ def test_unknown_policy_keys_are_refused_by_name():
         ("parameters", [AgentParameter(name="userMessage")], "must be an identifier other than"),
         ("parameters", [AgentParameter(name="a"), AgentParameter(name="a")], "declared twice"),
         ("capabilities", ["tool-use"], r"capabilities\[0\]: must be a mapping"),
+        ("capabilities", [{"needs": [{"feature": "telepathy"}]}], r"'telepathy' is not a known feature"),
+        ("capabilities", [{"wants": []}], r"capabilities\[0\]: unknown key\(s\) 'wants'"),
+        ("capabilities", [{"needs": ["vision"]}], r"capabilities\[0\]\.needs\[0\]: must be \{'feature'"),
+        ("instructions", "Be {tone}.", r"instructions: \{tone\} is not one of the agent's parameters"),
+        ("instructions", 'Reply as {"a": 1}', r"instructions: .* is not one of the agent's parameters"),
+        ("instructions", "Unclosed { here", r"instructions: .*write \{\{ and \}\} for a brace"),
+        ("retrieval", "shop.read", "retrieval must be a list of tools"),
     ],
 )
 def test_field_errors_name_the_field(field, value, message):
@@ -154,3 +161,35 @@ def test_guardrails_are_named_by_their_qualified_name():
     assert agent(guardrails=[no_refunds]).guardrail_names == [
         f"{__name__}.test_guardrails_are_named_by_their_qualified_name.<locals>.no_refunds"
     ]
+
+
+def test_instructions_use_parameters_by_name_and_nothing_else():
+    toned = agent(
+        instructions="Talk in a {tone} way about {{braces}}.",
+        parameters=[AgentParameter(name="tone", schema={"type": "string", "default": "plain"})],
+    )
+    assert toned.instructions_for({"tone": "dry"}) == "Talk in a dry way about {braces}."
+    assert toned.instructions_for({}) == "Talk in a plain way about {braces}."
+    assert toned.instructions_for({"tone": ["a", 1]}) == 'Talk in a ["a", 1] way about {braces}.'
+    for written in ("{tone!r}", "{tone:>10}", "{tone.upper}", "{tone[0]}"):
+        with pytest.raises(DefinitionError, match="instructions: "):
+            agent(instructions=f"Be {written}.", parameters=[AgentParameter(name="tone")])
+
+
+def test_a_model_that_lacks_a_needed_feature_is_a_load_error_naming_it():
+    from kindgi import scripted
+
+    @scripted(features=["tool-use"])
+    def blind(request):
+        raise AssertionError("never asked")
+
+    seeing = [{"needs": [{"feature": "tool-use"}, {"feature": "vision"}]}]
+    with pytest.raises(DefinitionError, match=r"needs the feature\(s\) 'vision', which its model scripted:"):
+        agent(model=blind, capabilities=seeing)
+    with pytest.raises(DefinitionError, match=r"'vision', which its model openai-compatible:llama3@"):
+        agent(model="openai-compatible:llama3@http://127.0.0.1:11434/v1", capabilities=seeing)
+    assert agent(model="openai:gpt-4.1-mini", capabilities=seeing).needed_features == {"tool-use", "vision"}
+    # on the site's default model, known only when a run starts, it loads
+    assert agent(capabilities=seeing).needed_features == {"tool-use", "vision"}
+    with pytest.raises(DefinitionError, match="'sight' is not a known feature"):
+        scripted(features=["sight"])(lambda request: None)

@@ -107,6 +107,40 @@ def test_an_agent_referencing_an_unknown_tool_or_version_is_refused():
     ]
 
 
+def test_a_retrieval_source_is_a_loaded_read_only_tool_that_takes_a_query():
+    class Lookup(BaseModel):
+        query: str
+        limit: int
+
+    @tool(id="shop.lookup", version="1.0.0", mutating=False)
+    def lookup(query: Lookup) -> Count:
+        """Looks things up."""
+        return Count(count=0)
+
+    errors = errors_of(
+        define_pack(
+            name="shop",
+            tools=[read_stock, write_stock, lookup],
+            agents=[
+                clerk(retrieval=[write_stock]),
+                clerk(version="1.0.1", retrieval=["shop.missing"]),
+                clerk(version="1.0.2", retrieval=[lookup, read_stock]),
+            ],
+        )
+    )
+    assert errors == [
+        "agent shop.clerk@1.0.0: retrieval[0]: tool shop.write is not read-only (mutating: false), "
+        "and only a read-only tool may be a retrieval source",
+        "agent shop.clerk@1.0.0: retrieval[0]: tool shop.write must take {'query': <the user's message>}: "
+        "its input needs a string field 'query' and no other required field (it requires text)",
+        "agent shop.clerk@1.0.1: retrieval[0]: references unknown tool 'shop.missing'",
+        "agent shop.clerk@1.0.2: retrieval[0]: tool shop.lookup must take {'query': <the user's message>}: "
+        "its input needs a string field 'query' and no other required field (it requires limit)",
+        "agent shop.clerk@1.0.2: retrieval[1]: tool shop.read must take {'query': <the user's message>}: "
+        "its input needs a string field 'query' and no other required field (it requires text)",
+    ]
+
+
 def test_a_flow_node_referencing_an_unknown_tool_or_agent_is_refused():
     flow = define_flow(
         id="shop.restock",

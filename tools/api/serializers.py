@@ -74,6 +74,13 @@ class OverridesSerializer(serializers.Serializer):
 class AgentSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="key")
     tools = ToolRefSerializer(source="tool_refs", many=True)
+    retrieval = ToolRefSerializer(many=True, help_text="Read-only tools run with the user's message first.")
+    parameters = serializers.ListField(
+        child=JsonObjectField(), help_text="[{name, schema, required, description}]"
+    )
+    capabilities = serializers.ListField(
+        child=JsonObjectField(), help_text='[{"needs": [{"feature": "tool-use"}]}]'
+    )
     parallelToolCalls = serializers.BooleanField(source="parallel_tool_calls")
     gatesEnabled = serializers.BooleanField(source="gates_enabled")
     overrides = serializers.SerializerMethodField()
@@ -91,6 +98,9 @@ class AgentSerializer(serializers.ModelSerializer):
             "instructions",
             "model",
             "tools",
+            "retrieval",
+            "parameters",
+            "capabilities",
             "parallelToolCalls",
             "gatesEnabled",
             "overrides",

@@ -27,8 +27,9 @@ def test_a_read_that_may_wait_runs_alone():
     assert plan_batches([READ, WAITING_READ, READ]) == [[0], [1], [2]]
 
 
-def test_a_sequential_read_runs_alone():
-    assert plan_batches([READ, SERIAL_READ, READ, READ]) == [[0], [1], [2, 3]]
+def test_one_call_to_a_sequential_tool_makes_every_call_of_the_message_run_alone():
+    assert plan_batches([READ, SERIAL_READ, READ, READ]) == [[0], [1], [2], [3]]
+    assert plan_batches([READ, READ, READ, SERIAL_READ]) == [[0], [1], [2], [3]]
 
 
 def test_a_guarded_call_waits_for_those_before_it_and_later_reads_may_join_it():

@@ -223,6 +223,8 @@ KINDGI_SWEEP_SECONDS = ENV.integer("KINDGI_SWEEP_SECONDS", 5)
 KINDGI_SWEEP_LIMIT = ENV.integer("KINDGI_SWEEP_LIMIT", 100)
 
 KINDGI_PACKS = ENV.listing("KINDGI_PACKS", "packs.my_pack,packs.acme_ops,packs.kindgi_mail")
+# Packs loaded beside those: `kindgi dev --pack PATH` names the packs it serves from folders here.
+KINDGI_PACKS += [pack for pack in ENV.listing("KINDGI_EXTRA_PACKS", "") if pack not in KINDGI_PACKS]
 
 # MCP servers whose tools every tenant's agents may use, e.g. [{"name": "files", "command":
 # ["python", "server.py"]}, {"name": "tracker", "url": "http://127.0.0.1:9000/mcp", "headers":

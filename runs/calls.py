@@ -15,7 +15,7 @@ from kindgi.conditions import parse_condition
 from kindgi.flows import NodeKind
 from runs.connections import connections_for_run
 from runs.engine.flow import step_context
-from runs.engine.gates import AgentGates, Override
+from runs.engine.gates import AgentGates, Override, code_overrides
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, connection_owner, prepare
 from runs.engine.state import RunFacts, RunState
 from runs.exceptions import RunStateError
@@ -33,16 +33,7 @@ def agent_gates(
     """The agent's overrides by tool id: the code's, replaced by an admin's where one set one for
     the site or for ``tenant_id``'s runs (the tenant's own winning). ``admin_overrides``: those,
     when already read (``admin_overrides_of_agents``)."""
-    names = agent.override_condition_names
-    overrides = {
-        tool_id: Override(
-            gate=gate.value,
-            source="agent code",
-            when=agent.override_conditions.get(tool_id),
-            when_text=f"{names[tool_id]}(arguments)" if tool_id in names else "",
-        )
-        for tool_id, gate in (agent.gate_overrides or {}).items()
-    }
+    overrides = code_overrides(agent)
     if admin_overrides is None:
         admin_overrides = agent_admin_overrides(agent.id, agent.version, tenant_id)
     for tool_id, (gate, condition) in admin_overrides.items():

@@ -210,7 +210,13 @@ def catalog_get(kind: str):
 def dev(args) -> int:
     from kindgi.cli.dev import serve
 
-    return serve(host=args.host, port=args.port, mail_port=args.mail_port)
+    return serve(host=args.host, port=args.port, mail_port=args.mail_port, packs=args.pack or ())
+
+
+def init(args) -> int:
+    from kindgi.cli.init import init as create
+
+    return create(args.pack_name, directory=args.dir)
 
 
 def mail_serve(args) -> int:

@@ -8,6 +8,9 @@ save the URL and token for the next `kindgi` command, then serve HTTP and WebSoc
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
 
 from kindgi.cli.config import load_saved, save
 from kindgi.cli.errors import OK, USAGE_ERROR, CliError
@@ -32,7 +35,10 @@ def _django(*arguments: str, capture: bool = False) -> str:
     return result.stdout or ""
 
 
-def serve(*, host: str, port: int, mail_port: int = 2525) -> int:
+def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] = ()) -> int:
+    folders = [pack_folder(path) for path in packs]
+    if folders:
+        _load_from(folders)
     _django("migrate", "--no-input", "--verbosity", "0")
     _django("load_packs")
     _django("create_dev_admin")
@@ -48,23 +54,101 @@ def serve(*, host: str, port: int, mail_port: int = 2525) -> int:
     # Beside the web server, in the same process group (Ctrl-C stops them all): the sweeper, which
     # expires and escalates approvals, mails reviewers, starts scheduled runs, retries webhooks and
     # recovers runs on its own, and the SMTP receiver.
-    subprocess.Popen([sys.executable, "-m", "django", "run_sweeps", "--every", "0"], env=_django_env())
     if mail_port:
         subprocess.Popen(
             [sys.executable, "-m", "django", "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)],
             env=_django_env(),
         )
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings"),
-        # Lets /metrics answer this machine without a token (kindgi_site.metrics).
-        "KINDGI_DEV_SERVER": "true",
-    }
-    os.execve(
-        sys.executable,
-        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "kindgi_site.asgi:application"],
-        env,
-    )
-    return OK  # not reached: daphne replaced this process
+    web = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "kindgi_site.asgi:application"]
+    # Lets /metrics answer this machine without a token (kindgi_site.metrics).
+    web_env = _django_env() | {"KINDGI_DEV_SERVER": "true"}
+    if not folders:
+        subprocess.Popen(SWEEPER, env=_django_env())
+        os.execve(sys.executable, web, web_env)
+    return _serve_reloading(folders, web, web_env)
+
+
+SWEEPER = [sys.executable, "-m", "django", "run_sweeps", "--every", "0"]
+
+
+def pack_folder(path: str) -> Path:
+    """A pack's folder: a Python package (``__init__.py``) whose name is a module name."""
+    folder = Path(path).expanduser().resolve()
+    if not (folder / "__init__.py").is_file():
+        raise CliError(f"--pack {path}: {folder} is not a pack's folder (it has no __init__.py)", USAGE_ERROR)
+    if not folder.name.isidentifier():
+        raise CliError(
+            f"--pack {path}: the folder's name {folder.name!r} is not a Python package name", USAGE_ERROR
+        )
+    return folder
+
+
+def _load_from(folders: Sequence[Path]) -> None:
+    """Every process this starts imports the packs from those folders."""
+    parents = list(dict.fromkeys(str(folder.parent) for folder in folders))
+    os.environ["PYTHONPATH"] = os.pathsep.join([*parents, *filter(None, [os.environ.get("PYTHONPATH")])])
+    extra = [*filter(None, os.environ.get("KINDGI_EXTRA_PACKS", "").split(",")), *(f.name for f in folders)]
+    os.environ["KINDGI_EXTRA_PACKS"] = ",".join(dict.fromkeys(extra))
+
+
+def _serve_reloading(folders: Sequence[Path], web: list[str], web_env: dict[str, str]) -> int:
+    """Serve, and when a pack's file changes load the packs again: if they load, the catalog is
+    updated and the web server and sweeper restart with the new code; if not, the errors are
+    printed and the last good version keeps serving."""
+    processes = _start(web, web_env)
+    seen = _snapshot(folders)
+    try:
+        while True:
+            time.sleep(RELOAD_POLL_SECONDS)
+            now = _snapshot(folders)
+            if now == seen:
+                continue
+            seen = now
+            changed = ", ".join(str(folder) for folder in folders)
+            print(f"A file changed in {changed}: loading the packs again", flush=True)
+            loaded = subprocess.run([sys.executable, "-m", "django", "load_packs"], env=_django_env())
+            if loaded.returncode != 0:
+                print(
+                    "The packs did not load (see above): still serving the last version that did", flush=True
+                )
+                continue
+            _stop(processes)
+            processes = _start(web, web_env)
+            print("Reloaded: serving the new version", flush=True)
+    finally:
+        _stop(processes)
+
+
+RELOAD_POLL_SECONDS = 1.0
+
+
+def _start(web: list[str], web_env: dict[str, str]) -> list[subprocess.Popen]:
+    return [subprocess.Popen(SWEEPER, env=_django_env()), subprocess.Popen(web, env=web_env)]
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _snapshot(folders: Sequence[Path]) -> dict[str, tuple[int, int]]:
+    """Each Python file in the packs' folders, with its modification time and size."""
+    files = {}
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            if "__pycache__" not in path.parts:
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:
+                    continue
+                files[str(path)] = (stat.st_mtime_ns, stat.st_size)
+    return files
 
 
 def _exec(*arguments: str) -> None:

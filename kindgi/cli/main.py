@@ -116,6 +116,26 @@ def build_parser() -> Parser:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
     dev.add_argument("--mail-port", type=int, default=2525, help="the SMTP receiver's port (0: none)")
+    dev.add_argument(
+        "--pack",
+        action="append",
+        metavar="PATH",
+        help="also load the pack in this folder, and reload the catalog when its files change (repeatable)",
+    )
+    init = areas.add_parser(
+        "init",
+        help="Start a new pack: tools, an agent, a flow, tests, and skills for coding agents.",
+        description="Start a new pack in a folder of its own: a read-only tool, a tool that changes "
+        "something (gated), an agent with a scripted model, a flow, pytest tests, a README, and "
+        "AGENTS.md with skills/ for coding agents. It loads, and passes its tests, as written.",
+        epilog="example:\n  kindgi init my-notes --dir ~/code",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    init.add_argument(
+        "pack_name", metavar="PACK-NAME", help="lowercase letters, digits and dashes, e.g. my-notes"
+    )
+    init.add_argument("--dir", help="where to put the pack's folder (default: here)")
+    init.set_defaults(handler=commands.init)
     serve = _command(
         areas,
         "serve",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from kindgi.agents import AgentDefinition
 from kindgi.conditions import Condition
 
 
@@ -106,6 +107,20 @@ class AgentGates:
 
     enabled: bool
     overrides: Mapping[str, Override]
+
+
+def code_overrides(agent: AgentDefinition) -> dict[str, Override]:
+    """The overrides the agent's code declares, by tool id (an admin may replace each)."""
+    names = agent.override_condition_names
+    return {
+        tool_id: Override(
+            gate=gate.value,
+            source="agent code",
+            when=agent.override_conditions.get(tool_id),
+            when_text=f"{names[tool_id]}(arguments)" if tool_id in names else "",
+        )
+        for tool_id, gate in (agent.gate_overrides or {}).items()
+    }
 
 
 class RuleGate(StrEnum):

@@ -3,9 +3,10 @@
 Model strings: ``openai:<model>`` (key from ``OPENAI_API_KEY``),
 ``openai-compatible:<model>@<base url>`` for any server that speaks the
 chat-completions protocol (key, if it needs one, from
-``KINDGI_OPENAI_COMPATIBLE_API_KEY``), and any other string pydantic-ai knows
-(``anthropic:…`` with that provider's extra installed). Keys come from the
-environment only; they never reach a journal entry or an error message.
+``KINDGI_OPENAI_COMPATIBLE_API_KEY``),
+``anthropic:<model>`` (key from ``ANTHROPIC_API_KEY``; needs the ``anthropic``
+extra), and any other string pydantic-ai knows. Keys come from the environment
+only; they never reach a journal entry or an error message.
 """
 
 import json
@@ -80,6 +81,8 @@ def build_model(model_string: str) -> PaiModel:
         key = os.environ.get("KINDGI_OPENAI_COMPATIBLE_API_KEY") or "not-needed"
         client = _openai_client(api_key=key, base_url=base_url)
         return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
+    if kind == "anthropic":
+        return _anthropic_model(rest)
     if kind == "openai":
         key = os.environ.get("OPENAI_API_KEY", "")
         if not key:
@@ -89,6 +92,26 @@ def build_model(model_string: str) -> PaiModel:
         return infer_model(model_string)
     except Exception as error:
         raise ModelError(f"bad-model-string: {model_string!r}: {_safe(error)}") from None
+
+
+def _anthropic_model(name: str) -> PaiModel:
+    """``anthropic:<model>``: the Messages API, at ``ANTHROPIC_BASE_URL`` if set (a proxy, or a
+    server that speaks it), with the key from ``ANTHROPIC_API_KEY``."""
+    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    if not key:
+        raise ModelError("no-provider-key: set ANTHROPIC_API_KEY to use an anthropic: model")
+    try:
+        from anthropic import AsyncAnthropic
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+    except ImportError:
+        raise ModelError(
+            "missing-extra: anthropic: models need the anthropic extra (pip install 'kindgi[anthropic]')"
+        ) from None
+    client = AsyncAnthropic(
+        api_key=key, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=0, timeout=_timeout()
+    )
+    return AnthropicModel(name, provider=AnthropicProvider(anthropic_client=client))
 
 
 def _safe(error: Exception) -> str:

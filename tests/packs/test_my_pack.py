@@ -61,3 +61,43 @@ def test_the_echo_flow_greets_then_hands_the_greeting_to_its_agent():
         "reply": {"$ref": "#/nodes/respond/output/reply"},
         "greeting": {"$ref": "#/nodes/greet/output/greeting"},
     }
+
+
+def test_the_order_assistant_runs_on_a_chat_completions_server_and_asks_before_it_notes():
+    """The sample agent's own model string, pointed at a local server in place of Ollama's."""
+    import json
+    from dataclasses import replace
+
+    from kindgi.testing import PackTester
+    from packs.my_pack.agents import order_assistant
+    from packs.my_pack.order_book import ORDER_BOOK
+    from tests.chat_server import ChatServer, text_reply, tool_calls_reply
+
+    assert order_assistant.model == "openai-compatible:llama3.2@http://127.0.0.1:11434/v1"
+    with ChatServer() as server:
+        local = replace(
+            order_assistant, model=order_assistant.model.replace("http://127.0.0.1:11434/v1", server.base_url)
+        )
+        tester = PackTester(replace(pack, agents=(local,), flows=()))
+        server.answers = [
+            tool_calls_reply(("c1", "my-pack__lookup-order", json.dumps({"orderId": "ord_1001"}))),
+            tool_calls_reply(
+                ("c2", "my-pack__add-order-note", json.dumps({"orderId": "ord_1001", "text": "Asked"}))
+            ),
+            text_reply("Shipped, and noted."),
+        ]
+        notes_before = len(ORDER_BOOK.get("ord_1001").notes)
+        run = tester.run_agent(
+            "my-pack.order-assistant",
+            "Where is ord_1001? Note that they asked.",
+            parameters={"tone": "brisk"},
+        )
+        assert run.status == "waiting"
+        assert run.waiting_for.tool_id == "my-pack.add-order-note"
+        assert run.tools_called == ["my-pack.lookup-order"]
+        first = server.requests[0]["body"]
+        assert first["model"] == "llama3.2"
+        assert "Answer in a brisk tone" in first["messages"][0]["content"]
+        run.approve()
+        assert (run.status, run.reply) == ("completed", "Shipped, and noted.")
+        assert len(ORDER_BOOK.get("ord_1001").notes) == notes_before + 1

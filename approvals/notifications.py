@@ -118,7 +118,7 @@ def deliver_due_notifications(*, now=None, limit: int | None = None) -> Sweep:
             user__reviewer__notify=Reviewer.Notify.DIGEST,
             user__reviewer__next_digest_at__gt=now,
         )
-        .select_related("approval", "user__membership", "user__reviewer")
+        .select_related("approval__run", "user__membership", "user__reviewer")
         .order_by("created_at")[:limit]
     )
     by_user: dict[int, list[Notification]] = defaultdict(list)
@@ -219,6 +219,7 @@ def _facts(approval: Approval) -> dict:
     return {
         "description": tool.description if tool is not None else "",
         "reason": approval.gate.get("reason", ""),
+        "parameters": approval.run.agent_parameters,
         "run": public_url(reverse("console:run", args=[approval.run_id])),
         "page": public_url(reverse("console:approval", args=[approval.pk])),
     }

@@ -18,6 +18,7 @@ from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override, code_overrides
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, connection_owner, prepare
 from runs.engine.state import RunFacts, RunState
+from runs.engine.turn import RETRIEVAL_CALL
 from runs.exceptions import RunStateError
 from runs.models import Run
 from runs.rules import rules_for_tenant
@@ -143,6 +144,11 @@ def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dic
     return tools
 
 
+def is_retrieval_call(call_id: str, tool_id: str, ctx: PolicyContext) -> bool:
+    prefix = RETRIEVAL_CALL.format("")
+    return call_id.startswith(prefix) and call_id[len(prefix) :].isdigit() and tool_id in ctx.retrieval
+
+
 def retrieval_tools(agent: AgentDefinition, *, registry: Registry) -> dict[str, ToolDefinition]:
     """The agent's retrieval sources, by id (the registry has checked each is loaded)."""
     return {ref.id: registry.tool(ref.id, ref.version) for ref in agent.retrieval}
@@ -179,6 +185,8 @@ def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arg
     ctx = policy_context(run, target, registry=registry, facts=facts)
     if node_id:
         ctx = step_context(ctx, target.node(node_id), registry)
+    elif is_retrieval_call(call_id, tool_id, ctx):
+        ctx = replace(ctx, tools=ctx.retrieval)  # judged as the turn judges its retrieval sources
     ctx = replace(ctx, approved_tools=set(ctx.approved_tools) | state.approved_tools(leaving_out={call_id}))
     call = ProposedCall(call_id=call_id, tool_id=tool_id, arguments=arguments, node_id=node_id)
     return prepare(call, state, ctx, steps=EDIT_STEPS)

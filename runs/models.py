@@ -113,10 +113,14 @@ class Run(models.Model):
 
     @property
     def agent_parameters(self) -> dict:
-        """An agent turn's parameters: its input but the user's message and the mail."""
+        """An agent turn's parameters, as given: its input but the user's message and the mail."""
         if not self.is_agent_turn:
             return {}
-        return {name: value for name, value in self.input.items() if name not in ("userMessage", "mail")}
+        return {
+            name: value
+            for name, value in self.input.items()
+            if name not in ("userMessage", "mail") and value is not None  # None: not given
+        }
 
     @property
     def is_finished(self) -> bool:

@@ -56,6 +56,8 @@ from runs.engine.scheduler import CallTraits, plan_batches
 from runs.engine.state import RunState
 
 DRY_RUN_REPLY = "[dry-run: model call skipped]"
+# A retrieval source's call id: retrieval-1, retrieval-2… (the turn's own, never the model's).
+RETRIEVAL_CALL = "retrieval-{}"
 EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran with these."
 
 
@@ -149,7 +151,7 @@ class AgentTurn:
             return []
         query = self.run.input["userMessage"]
         pending = [
-            {"id": f"retrieval-{index}", "toolId": tool_id, "arguments": {RETRIEVAL_QUERY: query}}
+            {"id": RETRIEVAL_CALL.format(index), "toolId": tool_id, "arguments": {RETRIEVAL_QUERY: query}}
             for index, tool_id in enumerate(sources, start=1)
         ]
         results = self._run_calls(pending, ctx=replace(self.ctx, tools=sources))

@@ -110,6 +110,22 @@ class TestWhoIsTold:
         assert len(sink.received) == 2
         assert Notification.objects.filter(done_at__isnull=True).count() == 0
 
+    def test_the_mail_tells_the_parameters_the_run_was_given(self, sink):
+        from kindgi import ModelReply, ToolCall
+        from tests.pack_fixtures.probes import SCRIPT
+
+        with_mail(reviewer("sam"))
+        SCRIPT.replies = [
+            ModelReply(tool_calls=(ToolCall(id="w", tool_id="probe.write", arguments={"label": "x"}),))
+        ]
+        run = check_start_run(
+            tenant=default_tenant(), agent_id="probe.toned", input={"userMessage": "Go", "tone": "formal"}
+        )
+        assert run.status == RunStatus.SUSPENDED
+        deliver_due_notifications()
+        body = sink.received[0]["message"].get_body(preferencelist=("plain",)).get_content()
+        assert '  Run with:  tone="formal"' in body.splitlines()
+
     def test_only_hashes_of_the_tokens_are_kept(self, sink):
         with_mail(reviewer("sam", role="senior"))
         status_run()

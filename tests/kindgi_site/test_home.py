@@ -8,7 +8,7 @@ def test_the_home_page_summarises_the_catalog(client, django_assert_max_num_quer
         response = client.get("/")
     assert response.status_code == 200
     text = " ".join(response.text.split())
-    assert "9 tools, 3 agents and 4 flows from acme-ops, kindgi-mail, my-pack." in text
+    assert "9 tools, 4 agents and 4 flows from acme-ops, kindgi-mail, my-pack." in text
     assert 'href="/admin/"' in response.text
 
 
@@ -34,5 +34,5 @@ def test_loading_packs_that_are_loaded_says_the_catalog_is_up_to_date(capsys):
 
     call_command("load_packs")
     assert capsys.readouterr().out.strip() == (
-        "Catalog up to date with the packs (acme-ops, kindgi-mail, my-pack): 9 tools, 3 agents, 4 flows"
+        "Catalog up to date with the packs (acme-ops, kindgi-mail, my-pack): 9 tools, 4 agents, 4 flows"
     )

@@ -564,6 +564,24 @@ class TestRetrieval:
         assert TIMELINE.starts() == ["search:refunds"]
         assert [m.get("source") for m in run.messages] == [None, "retrieval", None]
 
+    def test_a_reviewer_may_edit_a_gated_retrieval_call_and_it_runs_as_edited(self):
+        from approvals.models import ApprovalRule
+
+        ApprovalRule.objects.create(
+            tenant=default_tenant(), name="ask for notes", tool_pattern="probe.search", gate="always_ask"
+        )
+        SCRIPT.replies = [answer("done")]
+        run = approve(
+            start("probe.researcher", "refunds for Bob"), "retrieval-1", arguments={"query": "refunds"}
+        )
+        assert run.status == RunStatus.COMPLETED
+        assert TIMELINE.starts() == ["search:refunds"]
+        found = json.loads(SCRIPT.requests[0].messages[1]["content"])["data"]
+        # the model reads what was found, and that a reviewer changed the query
+        assert found["result"]["notes"] == ["a note about refunds"]
+        assert found["arguments"] == {"query": "refunds"}
+        assert "changed the arguments" in found["note"]
+
 
 def start_with(agent: str, input: dict):
     from runs.actions import check_start_run

@@ -184,7 +184,7 @@ def test_an_override_for_a_tool_the_new_version_dropped_is_not_carried():
 def test_the_command_loads_the_configured_packs_and_says_what_changed(capsys):
     Tool.objects.filter(key="my-pack.greet").delete()
     call_command("load_packs")
-    assert "Catalog loaded: tools: 1 created, 8 unchanged; agents: 3 unchanged; flows: 4 unchanged" in (
+    assert "Catalog loaded: tools: 1 created, 8 unchanged; agents: 4 unchanged; flows: 4 unchanged" in (
         capsys.readouterr().out
     )
 

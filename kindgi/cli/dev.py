@@ -25,7 +25,7 @@ def _django_env() -> dict[str, str]:
 def _django(*arguments: str, capture: bool = False) -> str:
     env = _django_env()
     result = subprocess.run(
-        [sys.executable, "-m", "django", *arguments],
+        [*DJANGO, *arguments],
         env=env,
         text=True,
         stdout=subprocess.PIPE if capture else None,
@@ -54,21 +54,21 @@ def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] =
     # Beside the web server, in the same process group (Ctrl-C stops them all): the sweeper, which
     # expires and escalates approvals, mails reviewers, starts scheduled runs, retries webhooks and
     # recovers runs on its own, and the SMTP receiver.
+    beside = [SWEEPER]
     if mail_port:
-        subprocess.Popen(
-            [sys.executable, "-m", "django", "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)],
-            env=_django_env(),
-        )
+        beside.append([*DJANGO, "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)])
     web = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "kindgi_site.asgi:application"]
     # Lets /metrics answer this machine without a token (kindgi_site.metrics).
     web_env = _django_env() | {"KINDGI_DEV_SERVER": "true"}
     if not folders:
-        subprocess.Popen(SWEEPER, env=_django_env())
+        for command in beside:
+            subprocess.Popen(command, env=_django_env())
         os.execve(sys.executable, web, web_env)
-    return _serve_reloading(folders, web, web_env)
+    return _serve_reloading(folders, [(command, _django_env()) for command in beside] + [(web, web_env)])
 
 
-SWEEPER = [sys.executable, "-m", "django", "run_sweeps", "--every", "0"]
+DJANGO = [sys.executable, "-m", "django"]
+SWEEPER = [*DJANGO, "run_sweeps", "--every", "0"]
 
 
 def pack_folder(path: str) -> Path:
@@ -91,11 +91,11 @@ def _load_from(folders: Sequence[Path]) -> None:
     os.environ["KINDGI_EXTRA_PACKS"] = ",".join(dict.fromkeys(extra))
 
 
-def _serve_reloading(folders: Sequence[Path], web: list[str], web_env: dict[str, str]) -> int:
+def _serve_reloading(folders: Sequence[Path], services: list[tuple[list[str], dict[str, str]]]) -> int:
     """Serve, and when a pack's file changes load the packs again: if they load, the catalog is
-    updated and the web server and sweeper restart with the new code; if not, the errors are
-    printed and the last good version keeps serving."""
-    processes = _start(web, web_env)
+    updated and every process (web server, sweeper, SMTP receiver) restarts with the new code;
+    if not, the errors are printed and the last good version keeps serving."""
+    processes = _start(services)
     seen = _snapshot(folders)
     try:
         while True:
@@ -106,14 +106,14 @@ def _serve_reloading(folders: Sequence[Path], web: list[str], web_env: dict[str,
             seen = now
             changed = ", ".join(str(folder) for folder in folders)
             print(f"A file changed in {changed}: loading the packs again", flush=True)
-            loaded = subprocess.run([sys.executable, "-m", "django", "load_packs"], env=_django_env())
+            loaded = subprocess.run([*DJANGO, "load_packs"], env=_django_env())
             if loaded.returncode != 0:
                 print(
                     "The packs did not load (see above): still serving the last version that did", flush=True
                 )
                 continue
             _stop(processes)
-            processes = _start(web, web_env)
+            processes = _start(services)
             print("Reloaded: serving the new version", flush=True)
     finally:
         _stop(processes)
@@ -122,8 +122,8 @@ def _serve_reloading(folders: Sequence[Path], web: list[str], web_env: dict[str,
 RELOAD_POLL_SECONDS = 1.0
 
 
-def _start(web: list[str], web_env: dict[str, str]) -> list[subprocess.Popen]:
-    return [subprocess.Popen(SWEEPER, env=_django_env()), subprocess.Popen(web, env=web_env)]
+def _start(services: list[tuple[list[str], dict[str, str]]]) -> list[subprocess.Popen]:
+    return [subprocess.Popen(command, env=env) for command, env in services]
 
 
 def _stop(processes: list[subprocess.Popen]) -> None:

@@ -223,8 +223,11 @@ def do_complete_approval(
     run_id = Approval.objects.filter(pk=approval_id, tenant=tenant).values_list("run_id", flat=True).first()
     if run_id is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")
-    run = Run.objects.select_for_update().get(pk=run_id)
+    # With its tenant (read, not locked): the run goes on in this process, gated by the tenant's
+    # configuration as it is now.
+    run = Run.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=run_id)
     approval = Approval.objects.select_for_update().get(pk=approval_id)
+    approval.tenant = run.tenant  # the decider's, which it belongs to: its config version comes with it
     reviewer = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import m2m_changed, post_delete, post_save
 
 
 class ApprovalsConfig(AppConfig):
@@ -9,6 +10,7 @@ class ApprovalsConfig(AppConfig):
     def ready(self):
         from approvals.actions import expire_due_approvals
         from approvals.escalation import escalate_due_approvals
+        from approvals.models import ApprovalRule, Webhook
         from approvals.notifications import deliver_due_notifications, remind_due_approvals
         from approvals.rules import rules_of_tenant
         from approvals.waitpoints import ApprovalWaitpoints
@@ -17,7 +19,18 @@ class ApprovalsConfig(AppConfig):
         from runs.engine.waitpoints import APPROVAL
         from runs.rules import register_rule_source
         from runs.sweeper import register_sweep
+        from tenants.config import config_changed, config_members_changed
 
+        # What every process keeps compiled of a tenant's rules and webhook follows a change,
+        # whichever way it is made.
+        for signal in (post_save, post_delete):
+            for model in (ApprovalRule, Webhook):
+                signal.connect(config_changed, sender=model, dispatch_uid=f"config-{signal}-{model.__name__}")
+        m2m_changed.connect(
+            config_members_changed,
+            sender=ApprovalRule.reviewers.through,
+            dispatch_uid="config-rule-reviewers",
+        )
         waitpoints.register(APPROVAL, ApprovalWaitpoints())
         register_rule_source(rules_of_tenant)
         register_sweep("escalate approvals", escalate_due_approvals)

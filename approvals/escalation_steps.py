@@ -65,17 +65,25 @@ def escalation_error(steps: Any, *, tenant) -> str | None:
     return None
 
 
-def approval_escalation(tenant_id, rule_id: int | None) -> list[dict[str, Any]]:
+def approval_escalation(
+    tenant_id, rule_id: int | None, *, config_version: int | None = None
+) -> list[dict[str, Any]]:
     """The escalation of the rule that asked for an approval, with usernames resolved to user ids
-    (``userIds``) as they are now."""
+    (``userIds``) as they are now. With the tenant's ``config_version``, the rule's steps are read
+    once per process and version (the names are resolved each time)."""
     from approvals.models import ApprovalRule
+    from tenants.config import cached
 
     if rule_id is None:
         return []
-    steps = (
-        ApprovalRule.objects.filter(pk=rule_id, tenant_id=tenant_id)
-        .values_list("escalation", flat=True)
-        .first()
+    steps = cached(
+        ("escalation", tenant_id, rule_id),
+        config_version,
+        lambda: (
+            ApprovalRule.objects.filter(pk=rule_id, tenant_id=tenant_id)
+            .values_list("escalation", flat=True)
+            .first()
+        ),
     )
     if not steps:
         return []

@@ -36,7 +36,12 @@ def announce(approval: Approval, event: str, decision: Decision | None = None) -
 
     if event in (CREATED, DECIDED, EXPIRED):
         # The webhook's contract is created and decided; an expiry is a decision nobody made.
-        record_event(approval.tenant_id, CREATED if event == CREATED else DECIDED, data)
+        record_event(
+            approval.tenant_id,
+            CREATED if event == CREATED else DECIDED,
+            data,
+            config_version=approval.tenant.config_version if Approval.tenant.is_cached(approval) else None,
+        )
     group = approvals_group(approval.tenant_id)
     transaction.on_commit(
         lambda: send_to_groups(

@@ -99,6 +99,9 @@ class Approval(models.Model):
         "Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="settles"
     )
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When its eligible deciders' notifications were written: by the sweeper, soon after it was
+    # made, so that suspending a run does not wait on working out who to tell.
+    notified_at = models.DateTimeField(null=True, blank=True)
     # When its eligible deciders were reminded that it is about to expire.
     reminded_at = models.DateTimeField(null=True, blank=True)
     # Its rule's escalation steps as they were when it was made (approvals.escalation), how many
@@ -111,7 +114,14 @@ class Approval(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["tenant", "status", "-created_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "status", "-created_at"]),
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(notified_at__isnull=True),
+                name="approvals_to_notify",
+            ),
+        ]
         constraints = [
             # One of each subject per call: a call may wait for its approval, and then, if its
             # executor dies while it runs, for a decision on repeating it.

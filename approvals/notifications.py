@@ -2,10 +2,11 @@
 
 Who is told is whoever the one set of decision rights (``approvals.permissions.can_decide``)
 lets decide, asked reviewer by reviewer: the role, the named reviewers, four-eyes and the
-connection's owner are judged in one place. A notification is written in the transaction that
-made its approval (an outbox row) and mailed by the sweeper (``deliver_due_notifications``)
-through Kindgi's mailer: at once, in a digest every few minutes, or never, as each reviewer
-chose. Reminders are written when an approval nears its expiry.
+connection's owner are judged in one place. The sweeper (``deliver_due_notifications``) writes
+the notifications of each approval made since its last round (outbox rows, one per person), so
+that a run's suspension does not wait on it, and mails them through Kindgi's mailer: at once,
+in a digest every few minutes, or never, as each reviewer chose. Reminders are written when an
+approval nears its expiry.
 """
 
 import logging
@@ -62,13 +63,33 @@ def eligible_deciders(approval: Approval, *, now=None) -> list:
 
 def queue_notifications(approval: Approval, kind: str, *, now=None) -> int:
     """Write a notification of ``kind`` for each person who may decide ``approval`` and has a
-    mail address. Call inside the transaction that made (or is reminding of) the approval; a
-    person told of it before in this kind is not told again."""
+    mail address. Call inside a transaction that holds the approval; a person told of it before
+    in this kind is not told again."""
     users = [user for user in eligible_deciders(approval, now=now) if user.email]
     made = Notification.objects.bulk_create(
         [Notification(approval=approval, user=user, kind=kind) for user in users], ignore_conflicts=True
     )
     return len(made)
+
+
+def queue_new_approvals(*, now=None, limit: int | None = None) -> list:
+    """Write the notifications of the approvals made since the last time (oldest first, at most
+    ``limit``); return their ids."""
+    now = now or timezone.now()
+    new = Approval.objects.filter(notified_at__isnull=True).order_by("created_at")
+    return [pk for pk in new.values_list("pk", flat=True)[:limit] if _do_queue_created(pk, now=now)]
+
+
+@transaction.atomic(durable=True)
+def _do_queue_created(approval_id, *, now) -> bool:
+    approval = Approval.objects.select_for_update().get(pk=approval_id)
+    if approval.notified_at is not None:
+        return False  # another sweeper did
+    approval.notified_at = now
+    approval.save(update_fields=["notified_at"])
+    if approval.status == ApprovalStatus.PENDING:
+        queue_notifications(approval, Notification.Kind.CREATED, now=now)
+    return True
 
 
 def remind_due_approvals(*, now=None, limit: int | None = None) -> Sweep:
@@ -109,6 +130,7 @@ def deliver_due_notifications(*, now=None, limit: int | None = None) -> Sweep:
     unsent. Sent ones are reported by notification id."""
     now = now or timezone.now()
     sweep = Sweep()
+    queue_new_approvals(now=now, limit=limit)
     waiting = (
         Notification.objects.filter(done_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
         .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))

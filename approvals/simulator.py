@@ -19,7 +19,7 @@ from typing import Any
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
 from runs.calls import agent_gates
-from runs.engine.gates import Gate, GateDecision, Rule, RuleGate
+from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule, RuleGate
 from runs.engine.policy import PolicyContext, ProposedCall, gate_of
 from runs.engine.state import RunFacts
 from runs.models import AGENT_TURN_FLOW_ID
@@ -109,6 +109,7 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
     rules = [rule for rule in rules_of_tenant(tenant.pk) if rule.id != replacing]
     if draft is not None:
         rules.append(draft)
+    rules = CompiledRules(rules)  # judged against each call: indexed once
     entries = gated_calls_of_tenant(tenant, since=now - timedelta(days=days), limit=LIMIT + 1)
     capped = len(entries) > LIMIT
     entries = entries[:LIMIT]

@@ -7,8 +7,7 @@ from django.utils import timezone
 
 from approvals.escalation_steps import approval_escalation, due_at
 from approvals.events import CANCELLED, CREATED, announce
-from approvals.models import Approval, ApprovalStatus, Notification
-from approvals.notifications import queue_notifications
+from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
 from core.conf import setting
 from runs.calls import starter_of
@@ -39,24 +38,27 @@ def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None
 
 
 class ApprovalWaitpoints:
-    def on_suspend(self, run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
+    def on_suspend(self, run: Run, waitpoint: dict[str, Any], *, first: bool = False) -> dict[str, Any]:
         """Precondition: ``run`` is locked, so no one else can be creating its approval: the
-        one made for a redelivered suspension is found, not made twice."""
+        one made for a redelivered suspension is found, not made twice (unless the run never
+        waited on this call before: then there is none to find, and none is looked for)."""
         gate = waitpoint.get("gate", {})
         identity = {
             "run": run,
             "call_id": waitpoint["callId"],
             "subject_kind": waitpoint.get("subjectKind", PENDING_TOOL_CALL),
         }
-        approval = Approval.objects.filter(**identity).first()
+        approval = None if first else Approval.objects.filter(**identity).first()
         if approval is None:
             connection = _connection_of(run, waitpoint)
             flow_step = not run.is_agent_turn
-            escalation = approval_escalation(run.tenant_id, gate.get("ruleId"))
+            version = run.tenant.config_version if Run.tenant.is_cached(run) else None
+            escalation = approval_escalation(run.tenant_id, gate.get("ruleId"), config_version=version)
             now = timezone.now()
             approval = Approval.objects.create(
                 **identity,
-                tenant_id=run.tenant_id,
+                # The run's tenant, read with the locked run: its config version comes with it.
+                **({"tenant": run.tenant} if Run.tenant.is_cached(run) else {"tenant_id": run.tenant_id}),
                 tool_key=waitpoint["toolId"],
                 tool_version=waitpoint["toolVersion"],
                 agent_key="" if flow_step else run.agent_key,
@@ -75,8 +77,7 @@ class ApprovalWaitpoints:
                 escalation=escalation,
                 escalation_due_at=due_at(now, escalation, 0),
             )
-            announce(approval, CREATED)
-            queue_notifications(approval, Notification.Kind.CREATED)
+            announce(approval, CREATED)  # its deciders are told by the sweeper (notifications)
         return {**waitpoint, "approvalId": str(approval.pk)}
 
     def on_cancel(self, run: Run) -> None:

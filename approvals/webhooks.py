@@ -24,16 +24,24 @@ from django.utils import timezone
 
 from approvals.models import Webhook, WebhookDelivery
 from core.conf import setting
+from tenants.config import cached
 
 
 def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def record_event(tenant_id, event: str, data: Callable[[], dict[str, Any]]) -> None:
+def record_event(
+    tenant_id, event: str, data: Callable[[], dict[str, Any]], *, config_version: int | None = None
+) -> None:
     """Queue ``event`` for the tenant's webhook, if it has one (only then is ``data()`` made).
-    Call inside the change's transaction."""
-    webhook = Webhook.objects.filter(tenant_id=tenant_id, enabled=True).first()
+    Call inside the change's transaction; with the tenant's ``config_version`` (read with the
+    rows the change locked), the webhook is looked up once per process and version."""
+    webhook = cached(
+        ("webhook", tenant_id),
+        config_version,
+        lambda: Webhook.objects.filter(tenant_id=tenant_id, enabled=True).only("pk").first(),
+    )
     if webhook is None:
         return
     delivery = WebhookDelivery.objects.create(

@@ -20,7 +20,7 @@ class ConnectionWaitpoints:
     """A run waiting for a person to connect an app records nothing more than its waitpoint: the
     person sees it on their connections page, and connecting resumes it."""
 
-    def on_suspend(self, run: Run, waitpoint: dict) -> dict:
+    def on_suspend(self, run: Run, waitpoint: dict, *, first: bool = False) -> dict:
         return waitpoint
 
     def on_cancel(self, run: Run) -> None:

@@ -8,7 +8,7 @@ transaction under the run's row lock. What executors write (claims, steps, endin
 import logging
 from collections.abc import Mapping
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,9 +23,9 @@ from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
 from runs.engine.validation import json_pointer
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
-from runs.journal import append_entries, identity_of, resume_locked
+from runs.journal import append_entries, identity_of, resume_locked, start_claimed
 from runs.models import FINISHED_STATUSES, Run, RunStatus, Trigger
-from runs.tasks import enqueue_run_on_commit, execute_run
+from runs.tasks import enqueue_run_on_commit, execute_claimed_on_commit, execute_run, runs_in_this_process
 from tenants.models import Membership, Tenant
 from tenants.selectors import is_service_account, tenant_for_user
 from tools.registry import get_registry
@@ -108,7 +108,8 @@ def check_start_run(
         service=service,
         connection_owners=owners,
     )
-    run.refresh_from_db()
+    if run.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        run.refresh_from_db()  # executed elsewhere, or not to its end here
     return run
 
 
@@ -205,9 +206,34 @@ def do_create_run(
     )
     if run.is_agent_turn:
         run.conversation_id = conversation_id or run.pk
-    run.save(force_insert=True)
-    enqueue_run_on_commit(run.pk)
+    if runs_in_this_process():
+        # Executed here once this commits: made claimed, so no claim of its own is needed. Its
+        # gates are the tenant's configuration as it is now, whenever the caller read the tenant.
+        tenant.refresh_from_db(fields=["config_version"])
+        token = uuid4().hex
+        claim = start_claimed(run, token=token)
+        execute_claimed_on_commit(claim, token, then=lambda finished: _executed_into(run, finished))
+    else:
+        run.save(force_insert=True)
+        enqueue_run_on_commit(run.pk)
     return run
+
+
+def _executed_into(run: Run, finished: Run | None) -> None:
+    """Bring the caller's ``run`` up to where its execution left it, reading again only what
+    the execution's end did not hold."""
+    if finished is None:
+        run.refresh_from_db()
+        return
+    held = set(finished.get_deferred_fields())
+    unread = held - {"input"}  # the caller's input is the run's
+    if finished.status != RunStatus.COMPLETED:
+        unread.discard("output")  # only a completed run has one
+    for field in Run._meta.concrete_fields:
+        if field.attname not in held:
+            setattr(run, field.attname, getattr(finished, field.attname))
+    if unread:
+        run.refresh_from_db(fields=sorted(unread))
 
 
 @transaction.atomic(durable=True)

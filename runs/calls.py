@@ -13,6 +13,7 @@ from django.conf import settings
 from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.conditions import parse_condition
 from kindgi.flows import NodeKind
+from runs import policy_cache
 from runs.connections import connections_for_run
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override, code_overrides
@@ -21,7 +22,6 @@ from runs.engine.state import RunFacts, RunState
 from runs.engine.turn import RETRIEVAL_CALL
 from runs.exceptions import RunStateError
 from runs.models import Run
-from runs.rules import rules_for_tenant
 from runs.selectors import conversation_approvals, conversation_history, run_journal
 from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry
@@ -104,7 +104,8 @@ def policy_context(
     run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry, facts: RunFacts | None = None
 ) -> PolicyContext:
     facts = facts or run_facts(run)
-    rules = rules_for_tenant(run.tenant_id)
+    version = run.tenant.config_version  # read with the run: a cache hit costs no statement
+    rules = policy_cache.tenant_rules(run.tenant_id, version)
     if isinstance(target, FlowDefinition):
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
@@ -122,7 +123,11 @@ def policy_context(
         retrieval=retrieval_tools(target, registry=registry),
         connections=_connections(run, facts, tools.values()),
         agent_id=target.id,
-        agent_gates=agent_gates(target, run.tenant_id),
+        agent_gates=agent_gates(
+            target,
+            run.tenant_id,
+            policy_cache.admin_overrides(target.id, target.version, run.tenant_id, version),
+        ),
         guardrails=target.guardrails,
         rules=rules,
         approved_tools=frozenset(conversation_approvals(run)),

@@ -63,12 +63,14 @@ class JournalRecorder:
         connections.close_all()  # that thread's own connections, if its tool used the database
 
 
-def _engine_for(run: Run, recorder: JournalRecorder) -> AgentTurn | FlowRun | None:
+def _engine_for(run: Run, recorder: JournalRecorder, known: list | None) -> AgentTurn | FlowRun | None:
+    """The engine for ``run``, its state folded from the journal (``known``, when the claim
+    knows it already, or read now)."""
     registry = get_registry()
     target = target_of(run, registry)
     if target is None:
         return None
-    state = RunState.fold(run_journal(run))
+    state = RunState.fold(run_journal(run) if known is None else known)
     ctx = policy_context(run, target, registry=registry)
     if run.is_agent_turn:
         return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder)
@@ -78,15 +80,24 @@ def _engine_for(run: Run, recorder: JournalRecorder) -> AgentTurn | FlowRun | No
 def execute(run_id: UUID) -> None:
     """Do nothing unless this call wins the run's claim; then take the run as far as it goes."""
     with about_run(run_id):
-        _execute(run_id)
+        token = uuid4().hex
+        claim = journal.do_claim_run(run_id, token=token)
+        if claim is None:
+            logger.debug("run %s: not claimed (finished, or another executor holds it)", run_id)
+            return
+        _execute(claim, token)
 
 
-def _execute(run_id: UUID) -> None:
-    token = uuid4().hex
-    run = journal.do_claim_run(run_id, token=token)
-    if run is None:
-        logger.debug("run %s: not claimed (finished, or another executor holds it)", run_id)
-        return
+def execute_claimed(claim: journal.Claim, token: str) -> Run | None:
+    """Take a run this process claimed as it made it (``journal.start_claimed``) as far as it
+    goes; return it as it then stands, or None if its claim was lost on the way."""
+    with about_run(claim.run.pk):
+        return _execute(claim, token)
+
+
+def _execute(claim: journal.Claim, token: str) -> Run | None:
+    run = claim.run
+    run_id = run.pk
     target = (
         f"agent {run.agent_key}@{run.agent_version}"
         if run.is_agent_turn
@@ -94,7 +105,7 @@ def _execute(run_id: UUID) -> None:
     )
     logger.info("run %s: executing %s", run_id, target)
     try:
-        engine = _engine_for(run, JournalRecorder(run.pk, token))
+        engine = _engine_for(run, JournalRecorder(run.pk, token), claim.journal)
         if engine is None:
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:
@@ -102,23 +113,24 @@ def _execute(run_id: UUID) -> None:
                 outcome = engine.execute()
         entries, messages = engine.unrecorded() if engine is not None else ([], None)
         finished = journal.do_finish_run(
-            run_id, token=token, outcome=outcome, entries=entries, messages=messages
+            run_id, token=token, outcome=outcome, entries=entries, messages=messages, parent_id=run.parent_id
         )
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.
         logger.info("run %s: stopped here, its claim was lost", run_id)
-        return
+        return None
     except (OperationalError, InterfaceError) as error:
         # The database went away mid-run: the journal holds what was done. The claim expires
         # and recovery takes the run on from there; failing it would lose a run for a blip.
         logger.warning("run %s: left to recovery, the database failed: %s", run_id, error)
-        return
+        return None
     except Exception as error:
         # The traceback goes to the log; the run keeps the message.
         logger.exception("run %s: the engine failed", run_id)
         outcome = Failed(message=f"internal-error: {type(error).__name__}: {error}")
         try:
-            finished = journal.do_finish_run(run_id, token=token, outcome=outcome)
+            finished = journal.do_finish_run(run_id, token=token, outcome=outcome, parent_id=run.parent_id)
         except LostClaimError:
-            return
+            return None
     logger.info("run %s: %s", run_id, finished.status)
+    return finished

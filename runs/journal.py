@@ -8,8 +8,8 @@ to the run's channel groups once their transaction commits.
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from typing import Any
-from uuid import UUID
+from typing import Any, NamedTuple
+from uuid import UUID, uuid4
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -24,7 +24,7 @@ from runs.engine.waitpoints import CHILD_RUN
 from runs.exceptions import LostClaimError
 from runs.metrics import TOOL_CALL_SECONDS
 from runs.models import AGENT_TURN_FLOW_ID, AGENT_TURN_FLOW_VERSION, JournalEntry, Run, RunStatus
-from runs.tasks import enqueue_run_on_commit
+from runs.tasks import enqueue_run_on_commit, execute_claimed_on_commit, runs_in_this_process
 
 
 def _lease() -> timedelta:
@@ -77,8 +77,36 @@ def identity_of(target: Any) -> dict[str, str]:
     return {"flow_key": target.id, "flow_version": target.version}
 
 
+class Claim(NamedTuple):
+    run: Run
+    # The run's whole journal when the claim knows it (it just started the run), else None.
+    journal: list[JournalEntry] | None
+
+
+CLAIM_FIELDS = ("claim_token", "claim_expires_at", "started_at")
+
+
+def _claimed_by(run: Run, token: str) -> None:
+    now = timezone.now()
+    run.status, run.claim_token, run.claim_expires_at = RunStatus.RUNNING, token, now + _lease()
+    run.started_at = run.started_at or now
+
+
+def start_claimed(run: Run, *, token: str) -> Claim:
+    """Save a new run already claimed by the caller, with its first entry: for a run this
+    process executes as soon as the transaction commits. Precondition: inside the transaction
+    that makes the run, which is not saved yet."""
+    _claimed_by(run, token)
+    started = {"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only}
+    # The entry first, so that the run's row is written once with its sequence: the foreign
+    # key to the run is checked when the transaction commits (Django makes them deferred).
+    written = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
+    run.save(force_insert=True)
+    return Claim(run, written)
+
+
 @transaction.atomic(durable=True)
-def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
+def do_claim_run(run_id: UUID, *, token: str) -> Claim | None:
     """Take the run for execution, or return None when it is not ours to execute: finished,
     suspended, or held by another executor whose claim has not expired. The run comes with its
     tenant (read, not locked), which its tools are told of."""
@@ -89,9 +117,10 @@ def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
             return None
     elif run.status != RunStatus.QUEUED:
         return None
+    journal = None
     if run.last_sequence == 0:
         started = {"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only}
-        append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
+        journal = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
     run.status = RunStatus.RUNNING
     run.claim_token = token
     run.claim_expires_at = now + _lease()
@@ -107,7 +136,7 @@ def do_claim_run(run_id: UUID, *, token: str) -> Run | None:
             "updated_at",
         ]
     )
-    return run
+    return Claim(run, journal)
 
 
 def do_renew_claim(run_id: UUID, *, token: str) -> bool:
@@ -122,7 +151,12 @@ def do_renew_claim(run_id: UUID, *, token: str) -> bool:
 def _locked_claimed(run_id: UUID, token: str) -> Run:
     """The run, locked, if this executor still holds it. Its conversation, input and output are
     left unread (and so unwritten by ``save``) unless the caller sets them."""
-    run = Run.objects.select_for_update().defer("messages", "input", "output").get(pk=run_id)
+    run = (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("tenant")
+        .defer("messages", "input", "output")
+        .get(pk=run_id)
+    )
     if run.status != RunStatus.RUNNING or run.claim_token != token:
         raise LostClaimError(f"run {run_id} is {run.status} and no longer held by this executor")
     return run
@@ -239,14 +273,20 @@ def do_get_or_create_child_run(
 
 @transaction.atomic(durable=True)
 def do_finish_run(
-    run_id: UUID, *, token: str, outcome: Outcome, entries: Iterable[Entry] = (), messages: list | None = None
+    run_id: UUID,
+    *,
+    token: str,
+    outcome: Outcome,
+    entries: Iterable[Entry] = (),
+    messages: list | None = None,
+    parent_id: UUID | None,
 ) -> Run:
     """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
 
     Locks a parent before its child, always, so that a child finishing and its parent
-    suspending on it cannot deadlock, and neither misses the other.
+    suspending on it cannot deadlock, and neither misses the other. ``parent_id``: the run's
+    parent, as the claim read it (a run's parent never changes).
     """
-    parent_id = Run.objects.values_list("parent_id", flat=True).get(pk=run_id)
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
     entries = list(entries)
@@ -279,15 +319,18 @@ def _ending(run: Run, outcome: Outcome) -> Entry:
             message = scrub_secrets(message)
             run.status, run.failure_message, run.finished_at = RunStatus.FAILED, message, now
             return Entry(kind=EntryKind.RUN_FAILED, payload={"failureMessage": message})
-        case Suspended(waitpoint=waitpoint, node_id=node_id):
+        case Suspended(waitpoint=waitpoint, node_id=node_id, first=first):
             run.status = RunStatus.SUSPENDED
-            run.waitpoint = waitpoints.on_suspend(run, scrub_secrets({**waitpoint, "nodeId": node_id}))
+            run.waitpoint = waitpoints.on_suspend(
+                run, scrub_secrets({**waitpoint, "nodeId": node_id}), first=first
+            )
             return Entry(kind=EntryKind.WAIT_SUSPENDED, node_id=node_id, payload={"waitpoint": run.waitpoint})
     raise TypeError(f"not an outcome: {outcome!r}")
 
 
 def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
-    """Journal what resolved the run's wait and queue it to continue.
+    """Journal what resolved the run's wait and have it go on: queued for a worker, or claimed
+    now and executed in this process once the transaction commits (the immediate backend).
 
     Precondition: ``run`` is locked and suspended."""
     append_entries(
@@ -300,6 +343,14 @@ def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
             )
         ],
     )
-    run.status, run.waitpoint = RunStatus.QUEUED, None
-    run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
-    enqueue_run_on_commit(run.pk)
+    run.waitpoint = None
+    if not runs_in_this_process():
+        run.status = RunStatus.QUEUED
+        run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
+        enqueue_run_on_commit(run.pk)
+        return
+    # It goes on here once this commits: claimed now, so no claim of its own is needed.
+    token = uuid4().hex
+    _claimed_by(run, token)
+    run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at", *CLAIM_FIELDS])
+    execute_claimed_on_commit(Claim(run, None), token, then=lambda finished: None)

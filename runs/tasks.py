@@ -5,6 +5,8 @@ through ``runs.journal``, which queues runs through this module, and this one la
 that from being an import circle.
 """
 
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from django.db import transaction
@@ -23,6 +25,25 @@ def _queue_is_in_the_database() -> bool:
     from django_tasks_db import DatabaseBackend
 
     return isinstance(task_backends[execute_run.backend], DatabaseBackend)
+
+
+def runs_in_this_process() -> bool:
+    """Whether a run queued now is executed in this process, as soon as its transaction commits
+    (the immediate backend), rather than by a worker."""
+    return not _queue_is_in_the_database()
+
+
+def execute_claimed_on_commit(claim, token: str, *, then: Callable[[Any], None]) -> None:
+    """Execute a run made claimed by this process (``runs.journal.start_claimed``) once the
+    transaction commits, handing ``then`` the run as it ends (or None). An error it lets out is
+    logged, and the run is left to recovery, as a task's would be."""
+
+    def execute_now() -> None:
+        from runs.executor import execute_claimed
+
+        then(execute_claimed(claim, token))
+
+    transaction.on_commit(execute_now, robust=True)
 
 
 def enqueue_run_on_commit(run_id: UUID) -> None:

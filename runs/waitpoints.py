@@ -12,8 +12,9 @@ from runs.models import Run
 
 
 class WaitpointHandler(Protocol):
-    def on_suspend(self, run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
-        """Record what the run waits on; return the waitpoint to store (it may add ids)."""
+    def on_suspend(self, run: Run, waitpoint: dict[str, Any], *, first: bool = False) -> dict[str, Any]:
+        """Record what the run waits on; return the waitpoint to store (it may add ids). ``first``:
+        the run never waited on it before, so no record of it can exist yet."""
 
     def on_cancel(self, run: Run) -> None:
         """The run was cancelled while it may have been waiting."""
@@ -31,9 +32,9 @@ def owned_by_an_app(kind: str) -> bool:
     return kind in _handlers
 
 
-def on_suspend(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any]:
+def on_suspend(run: Run, waitpoint: dict[str, Any], *, first: bool = False) -> dict[str, Any]:
     handler = _handlers.get(waitpoint.get("kind", ""))
-    return handler.on_suspend(run, waitpoint) if handler else waitpoint
+    return handler.on_suspend(run, waitpoint, first=first) if handler else waitpoint
 
 
 def on_cancel(run: Run) -> None:

@@ -11,6 +11,10 @@ class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Moves whenever the tenant's approval rules, the gate overrides of its runs or its webhook
+    # change (tenants.config); processes read it with each run and keep what they compiled of
+    # those while it holds.
+    config_version = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -149,3 +149,37 @@ def test_approvals_decided_before_two_person_approvals_know_the_decision_that_se
     assert [(given["userId"], given["reviewer"]) for given in approved.approvals_given] == [(sam.pk, "Sam")]
     assert (rejected.approvals_given, pending.approvals_given) == ([], [])
     assert approved.required_approvals == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_approvals_made_before_the_sweeper_told_their_deciders_are_not_told_again():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from approvals.notifications import queue_new_approvals
+    from tests.factories import default_tenant
+
+    executor = MigrationExecutor(connection)
+    before = [("approvals", "0006_settling_decisions")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    tenant = default_tenant()
+    run = old.get_model("runs", "Run").objects.create(
+        tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0"
+    )
+    old.get_model("approvals", "Approval").objects.create(
+        tenant_id=tenant.pk,
+        run=run,
+        call_id="c1",
+        tool_key="t.t",
+        tool_version="1.0.0",
+        required_role="standard",
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from approvals.models import Approval
+
+    approval = Approval.objects.get()
+    assert approval.notified_at == approval.created_at  # their notifications were written when made
+    assert queue_new_approvals() == []

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.naming import pack_of, semver_key
+from tenants.config import bump_config_version
 from tools.models import Agent, AgentGateOverride, Definition, Flow, Tool
 from tools.registry import get_registry
 
@@ -168,7 +169,9 @@ def _carry_admin_overrides(agent: Agent) -> int:
         for override in previous.admin_overrides.all()
         if override.tool_key in agent.tool_keys
     ]
-    AgentGateOverride.objects.bulk_create(carried)
+    AgentGateOverride.objects.bulk_create(carried)  # sends no post_save: the versions move here
+    for tenant_id in {override.tenant_id for override in carried}:
+        bump_config_version(tenant_id)
     return len(carried)
 
 

@@ -82,7 +82,8 @@ class FlowRun:
         if isinstance(verdict, Stop):
             return Failed(message=verdict.message)
         if not isinstance(verdict, Ready):
-            return Suspended(waitpoint=verdict.waitpoint, node_id=node.id)
+            first = self.state.first_wait(verdict.waitpoint)
+            return Suspended(waitpoint=verdict.waitpoint, node_id=node.id, first=first)
         return self._call(node, verdict.call)
 
     def _call(self, node: FlowNode, call: ProposedCall) -> Outcome:

@@ -17,6 +17,7 @@ those come from the rule.)
 """
 
 import fnmatch
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -169,7 +170,7 @@ class Rule:
             return False
         return self.condition is None or self.condition.holds(call.arguments or {})
 
-    @property
+    @functools.cached_property
     def precedence(self) -> tuple:
         """Sort key, most specific first: a rule naming the exact tool beats a glob, which beats
         any tool; then the same for the agent; then naming an effect kind, a resource (exact over
@@ -186,8 +187,77 @@ class Rule:
 
 
 def matching_rule(rules: Sequence[Rule], call: CallFacts) -> Rule | None:
+    """The most specific rule that matches the call (``Rule.precedence``), or None."""
+    if isinstance(rules, CompiledRules):
+        return rules.match(call)
     matching = [rule for rule in rules if rule.matches(call)]
     return min(matching, key=lambda rule: rule.precedence) if matching else None
+
+
+class CompiledRules(tuple):
+    """A tenant's rules, indexed once so that judging a call looks at the few rules that could
+    match it, in precedence order, and stops at the first that does.
+
+    A rule naming its tool exactly is filed under that tool; one whose tool is a glob, under the
+    pack its glob's fixed start names (``acme-ops.*`` under ``acme-ops``; others among every
+    pack's); one for any tool, under the agent it names exactly (others among every agent's).
+    Precedence ranks the tool's pattern first, so the exact rules come before the globs, and the
+    globs before the rules for any tool: the first rule that matches, in that order, is the one
+    ``matching_rule`` would pick among all of them."""
+
+    def __new__(cls, rules: Sequence[Rule]) -> "CompiledRules":
+        return super().__new__(cls, sorted(rules, key=lambda rule: rule.precedence))
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._exact: dict[str, list[Rule]] = {}
+        self._globs_by_pack: dict[str, list[Rule]] = {}
+        self._globs: list[Rule] = []
+        self._any_tool_by_agent: dict[str, list[Rule]] = {}
+        self._any_tool: list[Rule] = []
+        for rule in self:  # sorted: each list keeps precedence order
+            tool, agent = rule.tool_pattern or "*", rule.agent_pattern or "*"
+            score = _pattern_score(tool)
+            if score == 2:
+                self._exact.setdefault(tool, []).append(rule)
+            elif score == 1:
+                pack = _fixed_pack(tool)
+                if pack is None:
+                    self._globs.append(rule)
+                else:
+                    self._globs_by_pack.setdefault(pack, []).append(rule)
+            elif _pattern_score(agent) == 2:
+                self._any_tool_by_agent.setdefault(agent, []).append(rule)
+            else:
+                self._any_tool.append(rule)
+
+    def match(self, call: CallFacts) -> Rule | None:
+        pack = call.tool_id.partition(".")[0]
+        tiers = (
+            self._exact.get(call.tool_id, ()),
+            _merged(self._globs_by_pack.get(pack, ()), self._globs),
+            _merged(self._any_tool_by_agent.get(call.agent_id, ()), self._any_tool),
+        )
+        for tier in tiers:
+            for rule in tier:
+                if rule.matches(call):
+                    return rule
+        return None
+
+
+def _fixed_pack(pattern: str) -> str | None:
+    """The pack a glob is bound to by its fixed start (``acme-ops.post-*``: ``acme-ops``)."""
+    fixed = pattern[: min((pattern.index(c) for c in "*?[" if c in pattern), default=len(pattern))]
+    pack, dot, _ = fixed.partition(".")
+    return pack if dot else None
+
+
+def _merged(first: Sequence[Rule], second: Sequence[Rule]) -> Sequence[Rule]:
+    """Two lists in precedence order, as one in that order."""
+    if not first:
+        return second
+    if not second:
+        return first
+    return sorted((*first, *second), key=lambda rule: rule.precedence)
 
 
 def decide_gate(

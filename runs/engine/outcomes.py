@@ -15,6 +15,9 @@ class Suspended:
 
     waitpoint: dict[str, Any]
     node_id: str = ""
+    # The run never waited on this subject of this call before (its journal says so): whatever
+    # records the wait (an approval) cannot exist yet, and need not be looked for.
+    first: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

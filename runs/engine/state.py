@@ -60,6 +60,8 @@ class RunState:
     # An owner's no to a call using their connection, by call id.
     connection_refusals: dict[str, dict[str, Any]] = field(default_factory=dict)
     node_outputs: dict[str, Any] = field(default_factory=dict)
+    # What the run has waited on, as (call id, subject kind): each wait recorded once.
+    waits: set[tuple[str, str]] = field(default_factory=set)
 
     @classmethod
     def fold(cls, entries: Iterable[JournalLike]) -> "RunState":
@@ -75,6 +77,8 @@ class RunState:
             self.results[payload["callId"]] = CallResult(tool_id=payload["toolId"], result=payload["result"])
         elif kind == EntryKind.NODE_COMPLETED:
             self.node_outputs[node_id] = payload["output"]
+        elif kind == EntryKind.WAIT_SUSPENDED:
+            self.waits.add(wait_of(payload.get("waitpoint") or {}))
         elif kind == EntryKind.WAIT_RESUMED:
             self._resolve(payload.get("waitpoint") or {}, payload.get("resolution") or {})
 
@@ -91,6 +95,10 @@ class RunState:
         else:
             self.resolutions[waitpoint["callId"]] = {**resolution, "toolId": waitpoint["toolId"]}
 
+    def first_wait(self, waitpoint: Mapping[str, Any]) -> bool:
+        """Whether the run has never waited on this waitpoint's call and subject before."""
+        return wait_of(waitpoint) not in self.waits
+
     def approved_tools(self, *, leaving_out: Iterable[str] = ()) -> set[str]:
         """The tools a person approved a call of, but for the calls ``leaving_out``."""
         skip = set(leaving_out)
@@ -99,3 +107,7 @@ class RunState:
             for call_id, resolution in self.resolutions.items()
             if call_id not in skip and resolution.get("decision") == APPROVE
         }
+
+
+def wait_of(waitpoint: Mapping[str, Any]) -> tuple[str, str]:
+    return str(waitpoint.get("callId", "")), str(waitpoint.get("subjectKind", ""))

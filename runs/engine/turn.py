@@ -286,7 +286,7 @@ class AgentTurn:
                 elif isinstance(verdict, Refused):
                     self._record(*verdict.call.notes, refusal_entry(verdict))
                 else:
-                    stop = _stopped(verdict)
+                    stop = _stopped(verdict, self.state)
                     break
             if ready:
                 self._execute(ready)
@@ -369,10 +369,11 @@ def refusal_entry(refusal: Refused) -> Entry:
     return Entry(kind=refusal.kind, node_id=call.node_id, payload=payload)
 
 
-def _stopped(verdict: Stop | Suspend) -> Outcome:
+def _stopped(verdict: Stop | Suspend, state: RunState) -> Outcome:
     if isinstance(verdict, Stop):
         return Failed(message=verdict.message)
-    return Suspended(waitpoint=verdict.waitpoint, node_id=verdict.call.node_id)
+    first = state.first_wait(verdict.waitpoint)
+    return Suspended(waitpoint=verdict.waitpoint, node_id=verdict.call.node_id, first=first)
 
 
 def _model_called(model_name: str, step: int, attempt: int, started: float, **fields: Any) -> Entry:

@@ -10,7 +10,12 @@ from django.utils import timezone
 from approvals.actions import check_complete_approval, check_save_rule
 from approvals.links import token_hash
 from approvals.models import Approval, Decision, DecisionLink, Notification, Reviewer
-from approvals.notifications import deliver_due_notifications, eligible_deciders, remind_due_approvals
+from approvals.notifications import (
+    deliver_due_notifications,
+    eligible_deciders,
+    queue_new_approvals,
+    remind_due_approvals,
+)
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
@@ -92,8 +97,12 @@ class TestWhoIsTold:
         run = status_run(acting_user=starter)
         assert run.status == RunStatus.SUSPENDED
 
-        assert sink.received == []  # written in the run's transaction, sent by the sweep
+        # Suspending the run works out no one to tell: the sweep does, then mails them.
+        assert sink.received == []
+        assert not Notification.objects.exists()
+        assert Approval.objects.get(run=run).notified_at is None
         sent = deliver_due_notifications()
+        assert Approval.objects.get(run=run).notified_at is not None
 
         assert to_whom(sink) == ["sam@acme.test", "sue@acme.test"]
         assert len(sent.done) == 2
@@ -480,8 +489,10 @@ class TestDelivery:
         deliver_due_notifications()  # Sam's first digest: his next is 15 minutes away
         status_run("Second.")
         status_run("Third.")
+        queue_new_approvals()  # a sweep: Sam's two are written, to wait for his digest
         with_mail(reviewer("sue", role="senior"))
         status_run("Fourth.")  # Sue's, behind Sam's two that wait for his digest
+        queue_new_approvals()
         sent = deliver_due_notifications(limit=2)
         assert [mail["to"] for mail in sink.received] == [["sam@acme.test"], ["sue@acme.test"]]
         assert len(sent.done) == 1

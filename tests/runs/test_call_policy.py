@@ -176,8 +176,12 @@ class TestCodeCannotLowerTenantPolicy:
 
 
 def approve_without_running(approval, user, **options):
-    """Decide, with the resumed run queued but not executed (so the world may change first)."""
-    with mock.patch("runs.journal.enqueue_run_on_commit") as enqueue:
+    """Decide, with the resumed run queued for a worker but not executed (so the world may change
+    first): as if the tasks went to the database queue."""
+    with (
+        mock.patch("runs.journal.runs_in_this_process", return_value=False),
+        mock.patch("runs.journal.enqueue_run_on_commit") as enqueue,
+    ):
         check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve", **options)
     enqueue.assert_called_once_with(approval.run_id)
     run = Run.objects.get(pk=approval.run_id)

@@ -203,8 +203,8 @@ def test_a_database_that_fails_mid_run_leaves_the_run_to_recovery_not_failed(mon
     run = stalled_run(status=RunStatus.QUEUED, claim_expires_in=timedelta(0))
     real_engine = executor._engine_for
 
-    def engine_whose_database_fails(run, recorder):
-        engine = real_engine(run, recorder)
+    def engine_whose_database_fails(run, recorder, known):
+        engine = real_engine(run, recorder, known)
 
         def execute():
             raise OperationalError("server closed the connection unexpectedly")

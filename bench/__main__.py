@@ -39,6 +39,7 @@ VARIANTS = [
     ("W4", "sqlite", None, "immediate"),
     ("W5", "redis", "redis", "immediate"),
     ("W6", "postgres", "postgres", "db"),
+    ("W8", "sqlite", None, "immediate"),
 ]
 
 
@@ -115,9 +116,23 @@ def _run_variant(workload: str, variant: str, needs: str | None, tasks: str, qui
                 _drop_postgres_database(environment["DATABASE_URL"])
 
 
+def _previous_results(folder: Path) -> tuple[Path, dict] | None:
+    """The newest earlier run's results (not a chaos run's), to set each figure beside."""
+    earlier = sorted(
+        (path for path in folder.glob("*.json") if not path.name.startswith("chaos-")),
+        key=lambda path: path.stat().st_mtime,
+    )
+    for path in reversed(earlier):
+        try:
+            return path, json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W2 (default: all six)")
+    parser.add_argument("--only", help="comma-separated workloads, e.g. W1,W2 (default: all)")
     parser.add_argument("--quick", action="store_true", help="smaller repetitions (still five of each)")
     parser.add_argument(
         "--json", type=Path, help="where to write the results (default: bench/results/<date>.json)"
@@ -130,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     unknown = chosen - {v[0] for v in VARIANTS}
     if unknown:
-        parser.error(f"no workload {', '.join(sorted(unknown))} (there are W1 to W6)")
+        known = ", ".join(sorted({v[0] for v in VARIANTS}))
+        parser.error(f"no workload {', '.join(sorted(unknown))} (there are {known})")
     available = {"postgres": _answers("127.0.0.1", 5432), "redis": _answers("127.0.0.1", 6379), None: True}
 
     started = time.monotonic()
@@ -164,10 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     results["side_by_side"] = side_by_side(results)
     results["seconds"] = round(time.monotonic() - started, 1)
 
-    path = args.json or ROOT / "bench" / "results" / f"{datetime.date.today().isoformat()}.json"
+    folder = ROOT / "bench" / "results"
+    previous = _previous_results(folder)
+    if previous is not None:
+        results["previous"] = previous[0].name
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H-%M-%S")
+    path = args.json or folder / f"{stamp}.json"  # each run its own file, beside the earlier ones
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
-    print_table(results)
+    print_table(results, previous=previous[1] if previous else None)
     print(f"\nwritten to {path} ({results['seconds']} s)")
     failed = [
         f"{w}.{v}"

@@ -183,6 +183,7 @@ def _langgraph(chosen: set[str]) -> dict:
                 graph.invoke({"wanted": 50, "done": 0, "messages": []}, thread(), **options)
                 per_call.append((time.perf_counter() - started) * 1000 / 50)
             figures[name] = summary(per_call)
+        figures |= _langgraph_postgres(builder, thread)
 
     if "W2" in chosen:
 
@@ -237,6 +238,113 @@ def _langgraph(chosen: set[str]) -> dict:
             repetitions.append((suspend, resume))
         figures["W3.suspend_p50_ms_sqlite"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
         figures["W3.resume_p50_ms_sqlite"] = summary([percentile(rep[1], 0.5) for rep in repetitions])
+        figures |= _langgraph_agent_cycle(saver, thread)
     connection.close()
     folder.cleanup()
     return figures
+
+
+def _langgraph_agent_cycle(saver, thread) -> dict:
+    """LangGraph doing the work of Kindgi's W3, as one would build it there: ``MessagesState``, a
+    model node whose chat model asks for the call, a ``ToolNode`` whose tool calls
+    ``interrupt()``, the SQLite checkpointer writing every step; then the resume, until the model
+    answers."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from langgraph.types import Command, interrupt
+
+    class AsksToPost(BaseChatModel):
+        """Kindgi's scripted status model: ask to post the user's message, then say it is done."""
+
+        @property
+        def _llm_type(self) -> str:
+            return "asks-to-post"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            if isinstance(messages[-1], ToolMessage):
+                message = AIMessage(content="Posted to the status page.")
+            else:
+                call = {
+                    "id": "call_post_update",
+                    "name": "post_update",
+                    "args": {"message": messages[-1].content},
+                }
+                message = AIMessage(content="", tool_calls=[call])
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    @tool
+    def post_update(message: str) -> dict:
+        """Posts a message to the public status page."""
+        approved = interrupt({"tool": "post_update", "arguments": {"message": message}})
+        return {"posted": bool(approved)}
+
+    model = AsksToPost()
+
+    def agent(state: MessagesState) -> dict:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([post_update]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    graph = builder.compile(checkpointer=saver)
+
+    def cycle() -> tuple[float, float]:
+        config = thread()
+        started = time.perf_counter()
+        waiting = graph.invoke({"messages": [("user", "All systems go.")]}, config, durability="sync")
+        suspended = time.perf_counter()
+        assert "__interrupt__" in waiting
+        done = graph.invoke(Command(resume=True), config, durability="sync")
+        assert done["messages"][-1].content == "Posted to the status page."
+        return (suspended - started) * 1000, (time.perf_counter() - suspended) * 1000
+
+    cycle()
+    repetitions = []
+    for _ in range(REPETITIONS):
+        measured = [cycle() for _ in range(40)]
+        repetitions.append(([m[0] for m in measured], [m[1] for m in measured]))
+    return {
+        "W3.suspend_p50_ms_sqlite_agent": summary([percentile(rep[0], 0.5) for rep in repetitions]),
+        "W3.resume_p50_ms_sqlite_agent": summary([percentile(rep[1], 0.5) for rep in repetitions]),
+    }
+
+
+def _langgraph_postgres(builder, thread) -> dict:
+    """W1's graph with LangGraph's PostgreSQL checkpointer (what a scale-out user would pick), on a
+    database of its own; nothing when PostgreSQL does not answer."""
+    import os
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=1).close()
+    except OSError:
+        return {}
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    server = os.environ.get("KINDGI_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
+    name = f"kindgi_bench_langgraph_{os.getpid()}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        with PostgresSaver.from_conn_string(f"{server}/{name}") as saver:
+            saver.setup()
+            graph = builder.compile(checkpointer=saver)
+            graph.invoke({"wanted": 5, "done": 0, "messages": []}, thread(), durability="sync")
+            per_call = []
+            for _ in range(REPETITIONS):
+                started = time.perf_counter()
+                graph.invoke({"wanted": 50, "done": 0, "messages": []}, thread(), durability="sync")
+                per_call.append((time.perf_counter() - started) * 1000 / 50)
+        return {"W1.per_call_ms_postgres_sync": summary(per_call)}
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -10,33 +10,60 @@ TARGETS = [
     ("W2", "reads", "step_ms", "<=", 115),
     ("W3", "services", "suspend_p50_ms", "<=", 3),
     ("W3", "services", "resume_p50_ms", "<=", 3),
-    ("W3", "http", "suspend_p50_ms", "<=", 15),
-    ("W3", "http", "resume_p50_ms", "<=", 15),
+    ("W3", "services", "suspend_statements", "<=", 8),
+    ("W3", "services", "suspend_commits", "<=", 2),
+    ("W3", "services", "resume_statements", "<=", 10),
+    ("W3", "services", "resume_commits", "<=", 2),
+    ("W3", "http", "suspend_p50_ms", "<=", 8),
+    ("W3", "http", "resume_p50_ms", "<=", 8),
     ("W4", "sqlite", "api_p95_ms_at_10000", "<", 50),
     ("W4", "sqlite", "console_p95_ms_at_10000", "<", 50),
     ("W4", "sqlite", "api_query_growth", "<=", 0),
     ("W4", "sqlite", "console_query_growth", "<=", 0),
     ("W5", "redis", "p95_ms", "<", 50),
     ("W6", "postgres", "speedup", ">=", 1.7),
+    ("W8", "sqlite", "gate_p50_ms", "<=", 0.1),
 ]
 COMPARE = {"<=": operator.le, "<": operator.lt, ">=": operator.ge}
+
+# Kindgi's figure at most this multiple of a peer's, measured in the same run:
+# (Kindgi figure, peer, peer figure, the largest ratio met).
+RATIO_TARGETS = [
+    ("W3.services.suspend_p50_ms", "langgraph", "W3.suspend_p50_ms_sqlite", 1.0),
+    ("W3.services.resume_p50_ms", "langgraph", "W3.resume_p50_ms_sqlite", 1.0),
+    ("W3.services.suspend_p50_ms", "langgraph", "W3.suspend_p50_ms_sqlite_agent", 0.5),
+    ("W3.services.resume_p50_ms", "langgraph", "W3.resume_p50_ms_sqlite_agent", 0.5),
+    ("W1.sqlite.per_call_ms", "langgraph", "W1.per_call_ms_sqlite_sync", 0.5),
+]
+
+# One of Kindgi's figures at most this multiple of another of the same run:
+# (figure, the figure it is held to, the largest ratio met).
+RELATIVE_TARGETS = [
+    ("W8.sqlite.suspend_p50_ms", "W3.services.suspend_p50_ms", 1.1),
+    ("W8.sqlite.resume_p50_ms", "W3.services.resume_p50_ms", 1.1),
+]
 
 # Kindgi's figure beside a peer's, measured in the same run: (Kindgi figure, peer, peer figure).
 SIDE_BY_SIDE = [
     ("W1.sqlite.per_call_ms", "langgraph", "W1.per_call_ms_sqlite_sync"),
     ("W1.sqlite.per_call_ms", "langgraph", "W1.per_call_ms_no_persistence"),
+    ("W1.postgres.per_call_ms", "langgraph", "W1.per_call_ms_postgres_sync"),
     ("W1.sqlite.per_call_ms", "pydantic-ai", "W1.per_call_ms_in_memory"),
     ("W2.reads.step_ms", "langgraph", "W2.reads_step_ms"),
     ("W2.reads.step_ms", "pydantic-ai", "W2.reads_step_ms"),
     ("W3.services.suspend_p50_ms", "langgraph", "W3.suspend_p50_ms_sqlite"),
     ("W3.services.resume_p50_ms", "langgraph", "W3.resume_p50_ms_sqlite"),
+    ("W3.services.suspend_p50_ms", "langgraph", "W3.suspend_p50_ms_sqlite_agent"),
+    ("W3.services.resume_p50_ms", "langgraph", "W3.resume_p50_ms_sqlite_agent"),
     ("W3.services.suspend_p50_ms", "pydantic-ai", "W3.suspend_p50_ms_in_memory"),
     ("W3.services.resume_p50_ms", "pydantic-ai", "W3.resume_p50_ms_in_memory"),
 ]
 
 
 def side_by_side(results: dict) -> list[dict]:
-    """Each comparison both sides measured: the two medians, and Kindgi's as a multiple of the peer's."""
+    """Each comparison both sides measured: the two medians, Kindgi's as a multiple of the
+    peer's, and, where a ratio is a target, whether it is met."""
+    limits = {(ours, peer, theirs): limit for ours, peer, theirs, limit in RATIO_TARGETS}
     rows = []
     for ours, peer, theirs in SIDE_BY_SIDE:
         workload, variant, figure = ours.split(".")
@@ -52,12 +79,32 @@ def side_by_side(results: dict) -> list[dict]:
                     "ratio": round(mine["median"] / other["median"], 2),
                 }
             )
+            limit = limits.get((ours, peer, theirs))
+            if limit is not None:
+                rows[-1] |= {"target": f"<= {limit}x", "met": rows[-1]["ratio"] <= limit}
     return rows
+
+
+def _median(results: dict, name: str):
+    workload, variant, figure = name.split(".")
+    measured = results["workloads"].get(workload, {}).get(variant, {}).get(figure)
+    return measured["median"] if isinstance(measured, dict) else None
 
 
 def verdicts(results: dict) -> list[dict]:
     """Each target with the measured median and whether it is met (None: not measured)."""
     rows = []
+    for name, held_to, limit in RELATIVE_TARGETS:
+        mine, other = _median(results, name), _median(results, held_to)
+        ratio = round(mine / other, 2) if mine and other else None
+        rows.append(
+            {
+                "figure": f"{name} / {held_to}",
+                "target": f"<= {limit}",
+                "median": ratio,
+                "met": None if ratio is None else ratio <= limit,
+            }
+        )
     for workload, variant, figure, comparison, target in TARGETS:
         measured = results["workloads"].get(workload, {}).get(variant, {}).get(figure)
         median = measured["median"] if measured else None
@@ -73,9 +120,18 @@ def verdicts(results: dict) -> list[dict]:
     return rows
 
 
-def print_table(results: dict) -> None:
+def _ratio_to(previous: dict | None, workload: str, variant: str, figure: str, median) -> str:
+    """This run's median as a multiple of the previous run's (blank where that had none)."""
+    earlier = ((previous or {}).get("workloads", {}).get(workload, {}).get(variant, {}) or {}).get(figure)
+    if not isinstance(earlier, dict) or not earlier.get("median") or not isinstance(median, int | float):
+        return ""
+    return f"{median / earlier['median']:.2f}x"
+
+
+def print_table(results: dict, *, previous: dict | None = None) -> None:
+    """The figures and their targets; with ``previous``, each figure's ratio to that run's."""
     targets = {row["figure"]: row for row in verdicts(results)}
-    print(f"{'figure':<44} {'median':>10} {'min':>10} {'max':>10}  target")
+    print(f"{'figure':<44} {'median':>10} {'min':>10} {'max':>10} {'vs last':>8}  target")
     for workload, variants in sorted(results["workloads"].items()):
         for variant, figures in variants.items():
             if "error" in figures:
@@ -87,7 +143,14 @@ def print_table(results: dict) -> None:
                 mark = ""
                 if verdict:
                     mark = f"{verdict['target']:<8} {'met' if verdict['met'] else 'MISSED'}"
-                print(f"{name:<44} {value['median']:>10} {value['min']:>10} {value['max']:>10}  {mark}")
+                ratio = _ratio_to(previous, workload, variant, figure, value["median"])
+                spread = f"{value['median']:>10} {value['min']:>10} {value['max']:>10}"
+                print(f"{name:<44} {spread} {ratio:>8}  {mark}")
+    for row in verdicts(results):
+        if " / " in row["figure"] and row["median"] is not None:
+            print(
+                f"{row['figure']:<64} {row['median']:>8}  {row['target']} {'met' if row['met'] else 'MISSED'}"
+            )
     for name, reason in results.get("skipped", {}).items():
         print(f"{name:<44} skipped: {reason}")
     comparisons = side_by_side(results)
@@ -95,7 +158,8 @@ def print_table(results: dict) -> None:
         print(f"\n{'Kindgi beside a peer':<44} {'kindgi':>10} {'peer':>10} {'ratio':>10}  peer figure")
         for row in comparisons:
             medians = f"{row['kindgi_median']:>10} {row['peer_median']:>10} {row['ratio']:>10}"
-            print(f"{row['kindgi']:<44} {medians}  {row['peer']}")
+            mark = f"  {row['target']} {'met' if row['met'] else 'MISSED'}" if "target" in row else ""
+            print(f"{row['kindgi']:<44} {medians}  {row['peer']}{mark}")
     peers = results.get("peers") or {}
     if peers:
         print(f"\n{'peer figure (same machine, same run)':<44} {'median':>10} {'min':>10} {'max':>10}")

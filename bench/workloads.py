@@ -149,7 +149,29 @@ def approval_cycle_services(quick: bool) -> dict:
 
     cycles = 10 if quick else 40
     _cycles(3, start, decide)
-    return _cycle_figures([_cycles(cycles, start, decide) for _ in range(REPETITIONS)])
+    figures = _cycle_figures([_cycles(cycles, start, decide) for _ in range(REPETITIONS)])
+    return figures | _cycle_counts(start, decide)
+
+
+def _cycle_counts(start: Callable[[], str], decide: Callable[[str], None]) -> dict:
+    """The statements and commits of a suspend and of a resume, over a few cycles."""
+    counted: dict[str, list[int]] = {name: [] for name in ("suspend", "resume")}
+    commits: dict[str, list[int]] = {name: [] for name in ("suspend", "resume")}
+    for _ in range(REPETITIONS):
+        with counting() as counts:
+            run_id = start()
+        counted["suspend"].append(counts.statements)
+        commits["suspend"].append(counts.commits)
+        approval_id = _pending_approval(run_id)
+        with counting() as counts:
+            decide(approval_id)
+        counted["resume"].append(counts.statements)
+        commits["resume"].append(counts.commits)
+    figures = {}
+    for name in ("suspend", "resume"):
+        figures[f"{name}_statements"] = summary(counted[name])
+        figures[f"{name}_commits"] = summary(commits[name])
+    return figures
 
 
 def approval_cycle_http(quick: bool) -> dict:
@@ -382,6 +404,91 @@ def throughput(quick: bool) -> dict:
     }
 
 
+# W8 ─ policy at scale ──────────────────────────────────────────────────────────────────────
+
+POLICY_PACKS = 100
+
+
+def _policy_at_scale() -> None:
+    """1,000 approval rules for the tenant (exact tools, packs' globs, agents' any-tool rules,
+    and one for the status page's tool), and admin overrides for 100 agents."""
+    from approvals.models import ApprovalRule
+    from tools.models import Agent, AgentGateOverride
+
+    tenant = _tenant()
+    rules = []
+    for index in range(999):
+        pack = f"pack-{index % POLICY_PACKS}"
+        shape = index % 10
+        if shape < 6:
+            fields = {"tool_pattern": f"{pack}.tool-{index}", "gate": "always_ask"}
+        elif shape < 9:
+            fields = {"tool_pattern": f"{pack}.*", "agent_pattern": f"{pack}.agent", "gate": "ask_once"}
+        else:
+            fields = {"agent_pattern": f"{pack}.agent", "gate": "never_ask"}
+        rules.append(ApprovalRule(tenant=tenant, name=f"rule {index}", **fields))
+    rules.append(
+        ApprovalRule(
+            tenant=tenant, name="status posts", tool_pattern="acme-ops.post-update", gate="always_ask"
+        )
+    )
+    ApprovalRule.objects.bulk_create(rules)
+    status_agent = Agent.objects.get(key="acme-ops.status-agent", version="0.1.0")
+    agents = [
+        Agent.objects.create(
+            key=f"pack-{index}.agent",
+            version="1.0.0",
+            pack=f"pack-{index}",
+            name="Policy",
+            instructions="-",
+            model="-",
+        )
+        for index in range(POLICY_PACKS - 1)
+    ]
+    AgentGateOverride.objects.bulk_create(
+        [
+            AgentGateOverride(agent=agent, tenant=tenant, tool_key=f"{agent.pack}.tool-1", gate="never_ask")
+            for agent in agents
+        ]
+        + [AgentGateOverride(agent=status_agent, tenant=tenant, tool_key="acme-ops.greet", gate="always_ask")]
+    )
+    from tenants.config import bump_config_version
+
+    bump_config_version(tenant.pk)  # bulk writes send no signals
+
+
+def policy_at_scale(quick: bool) -> dict:
+    """The gate's cost per call among 1,000 rules (compiled once for the tenant, from the cache
+    the engine uses), and the approval cycle with them in place."""
+    from runs import policy_cache
+    from runs.engine.gates import AgentGates, CallFacts, decide_gate
+    from tenants.models import Tenant
+
+    _policy_at_scale()
+    tenant = Tenant.objects.get(pk=_tenant().pk)
+    rules = policy_cache.tenant_rules(tenant.pk, tenant.config_version)
+    assert len(rules) == 1000
+    agent = AgentGates(enabled=True, overrides={})
+    calls = [
+        CallFacts(
+            tool_id=f"pack-{index % POLICY_PACKS}.tool-{index % 997}",
+            agent_id=f"pack-{(index * 7) % POLICY_PACKS}.agent",
+            read_only=False,
+            effects=(("writes", "external:things"),),
+        )
+        for index in range(1000)
+    ]
+    per_call = []
+    for _ in range(REPETITIONS):
+        timings = []
+        for call in calls:
+            started = time.perf_counter()
+            decide_gate(call=call, agent=agent, rules=rules)
+            timings.append((time.perf_counter() - started) * 1000)
+        per_call.append(percentile(timings, 0.5))
+    return {"gate_p50_ms": summary(per_call, digits=4)} | approval_cycle_services(quick)
+
+
 # Which function measures each (workload, variant); bench.__main__ says what each variant needs.
 WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
     ("W1", "sqlite"): sequential_calls,
@@ -393,4 +500,5 @@ WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
     ("W4", "sqlite"): queue_at_scale,
     ("W5", "redis"): live_fan_out,
     ("W6", "postgres"): throughput,
+    ("W8", "sqlite"): policy_at_scale,
 }

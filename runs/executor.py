@@ -113,7 +113,13 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
                 outcome = engine.execute()
         entries, messages = engine.unrecorded() if engine is not None else ([], None)
         finished = journal.do_finish_run(
-            run_id, token=token, outcome=outcome, entries=entries, messages=messages, parent_id=run.parent_id
+            run_id,
+            token=token,
+            outcome=outcome,
+            entries=entries,
+            messages=messages,
+            parent_id=run.parent_id,
+            tenant=run.tenant,
         )
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.

@@ -151,12 +151,7 @@ def do_renew_claim(run_id: UUID, *, token: str) -> bool:
 def _locked_claimed(run_id: UUID, token: str) -> Run:
     """The run, locked, if this executor still holds it. Its conversation, input and output are
     left unread (and so unwritten by ``save``) unless the caller sets them."""
-    run = (
-        Run.objects.select_for_update(of=("self",))
-        .select_related("tenant")
-        .defer("messages", "input", "output")
-        .get(pk=run_id)
-    )
+    run = Run.objects.select_for_update().defer("messages", "input", "output").get(pk=run_id)
     if run.status != RunStatus.RUNNING or run.claim_token != token:
         raise LostClaimError(f"run {run_id} is {run.status} and no longer held by this executor")
     return run
@@ -280,15 +275,19 @@ def do_finish_run(
     entries: Iterable[Entry] = (),
     messages: list | None = None,
     parent_id: UUID | None,
+    tenant=None,
 ) -> Run:
     """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
 
     Locks a parent before its child, always, so that a child finishing and its parent
     suspending on it cannot deadlock, and neither misses the other. ``parent_id``: the run's
-    parent, as the claim read it (a run's parent never changes).
+    parent, as the claim read it (a run's parent never changes); ``tenant``: its tenant as the
+    execution read it (with the configuration version it was gated by), if at hand.
     """
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
+    if tenant is not None:
+        run.tenant = tenant
     entries = list(entries)
     if messages is not None:
         run.messages = scrub_secrets(messages)

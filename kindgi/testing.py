@@ -30,10 +30,12 @@ from kindgi.registry import Registry, build_registry
 
 def _engine_settings() -> None:
     """The engine reads Kindgi's settings; outside a Kindgi site each has its default."""
+    import os
+
     from django.conf import settings
 
-    if not settings.configured:
-        settings.configure()
+    if not settings.configured and not os.environ.get("DJANGO_SETTINGS_MODULE"):
+        settings.configure()  # a site's settings, when there is a site, are read as they are
 
 
 class NotWaiting(KindgiError):

@@ -1,5 +1,19 @@
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+
+def migrated_back_to(targets: list[tuple[str, str]]):
+    """Migrate the test database back to ``targets``; return the models as they were then."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+def migrate_to_the_latest() -> None:
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db
@@ -9,16 +23,10 @@ def test_the_models_and_their_migrations_agree():
 
 @pytest.mark.django_db(transaction=True)
 def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_starter():
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
     from runs.engine.waitpoints import call_digest
     from tests.factories import default_tenant, member
 
-    executor = MigrationExecutor(connection)
-    before = [("approvals", "0001_initial")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrated_back_to([("approvals", "0001_initial")])
     tenant = default_tenant()
     ada = member("ada")
     Run = old.get_model("runs", "Run")
@@ -38,8 +46,7 @@ def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_st
         arguments=arguments,
         required_role="standard",
     )
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to_the_latest()
 
     from approvals.models import Approval
 
@@ -52,17 +59,12 @@ def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_st
 def test_decisions_made_before_the_chain_join_it_in_the_order_they_were_made():
     from datetime import timedelta
 
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
     from django.utils import timezone
 
     from approvals.chain import first_break
     from tests.factories import default_tenant
 
-    executor = MigrationExecutor(connection)
-    before = [("approvals", "0002_flow_steps_and_bound_approvals")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrated_back_to([("approvals", "0002_flow_steps_and_bound_approvals")])
     tenant = default_tenant()
     Run = old.get_model("runs", "Run")
     Approval = old.get_model("approvals", "Approval")
@@ -82,8 +84,7 @@ def test_decisions_made_before_the_chain_join_it_in_the_order_they_were_made():
         Decision.objects.create(
             approval=approval, decision="approve", decided_at=now - timedelta(minutes=minutes)
         )
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to_the_latest()
 
     from approvals.models import Decision as Chained
 
@@ -94,8 +95,6 @@ def test_decisions_made_before_the_chain_join_it_in_the_order_they_were_made():
 
 @pytest.mark.django_db(transaction=True)
 def test_approvals_decided_before_two_person_approvals_know_the_decision_that_settled_them():
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
     from django.utils import timezone
 
     from tests.factories import default_tenant, reviewer
@@ -103,10 +102,7 @@ def test_approvals_decided_before_two_person_approvals_know_the_decision_that_se
     tenant = default_tenant()
     sam = reviewer("sam")  # made as the models are now, before the tables go back
     sams_registration = sam.reviewer.pk
-    executor = MigrationExecutor(connection)
-    before = [("approvals", "0004_approval_connection_alter_approval_subject_kind")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrated_back_to([("approvals", "0004_approval_connection_alter_approval_subject_kind")])
     Run = old.get_model("runs", "Run")
     Approval = old.get_model("approvals", "Approval")
     Decision = old.get_model("approvals", "Decision")
@@ -135,8 +131,7 @@ def test_approvals_decided_before_two_person_approvals_know_the_decision_that_se
                 reviewer_role_at_decision="standard",
                 decided_at=timezone.now(),
             )
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to_the_latest()
 
     from approvals.models import Approval as Now
 
@@ -153,16 +148,10 @@ def test_approvals_decided_before_two_person_approvals_know_the_decision_that_se
 
 @pytest.mark.django_db(transaction=True)
 def test_approvals_made_before_the_sweeper_told_their_deciders_are_not_told_again():
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
     from approvals.notifications import queue_new_approvals
     from tests.factories import default_tenant
 
-    executor = MigrationExecutor(connection)
-    before = [("approvals", "0006_settling_decisions")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrated_back_to([("approvals", "0006_settling_decisions")])
     tenant = default_tenant()
     run = old.get_model("runs", "Run").objects.create(
         tenant_id=tenant.pk, flow_key="agent.turn", flow_version="1.1.0"
@@ -175,8 +164,7 @@ def test_approvals_made_before_the_sweeper_told_their_deciders_are_not_told_agai
         tool_version="1.0.0",
         required_role="standard",
     )
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to_the_latest()
 
     from approvals.models import Approval
 

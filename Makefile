@@ -49,14 +49,23 @@ format: install-dev
 # where that is an error. The second pass leaves out what never touches the test database (the
 # pack SDK, the engine's kernel, the docs, the bench harness, the Makefile, and `kindgi dev`,
 # which serves a SQLite database of its own): those ran, the same, in the first.
+#
+# Each pass spreads its test files over TEST_PROCESSES processes (pytest-xdist, a test database
+# each). The schema fuzz test runs on its own after them: schemathesis gives all its cases one
+# test id, which xdist cannot hand out.
 POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
+TEST_PROCESSES ?= 2
 NOT_DATABASE_TESTS := tests/kindgi tests/runs/engine tests/test_docs.py tests/test_bench.py \
 	tests/test_makefile.py tests/cli/test_dev.py tests/cli/test_init.py
+FUZZ_TESTS := tests/api/test_fuzz.py
+PARALLEL := --numprocesses $(TEST_PROCESSES) --dist loadfile --ignore=$(FUZZ_TESTS)
 
 test: lint
-	$(VENV)/bin/pytest -m "not postgres"
+	$(VENV)/bin/pytest -m "not postgres" $(PARALLEL)
+	$(VENV)/bin/pytest -m "not postgres" $(FUZZ_TESTS)
 	@if DATABASE_URL=$(POSTGRES_URL) $(PY) bin/postgres-reachable; then \
-		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(addprefix --ignore=,$(NOT_DATABASE_TESTS)); \
+		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(PARALLEL) $(addprefix --ignore=,$(NOT_DATABASE_TESTS)) && \
+		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(FUZZ_TESTS); \
 	elif [ "$$CI" = "true" ]; then \
 		echo "error: the PostgreSQL tests must run in CI, and $(POSTGRES_URL) does not answer" >&2; exit 1; \
 	else \

@@ -39,9 +39,13 @@ def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None
 
 class ApprovalWaitpoints:
     def on_suspend(self, run: Run, waitpoint: dict[str, Any], *, first: bool = False) -> dict[str, Any]:
-        """Precondition: ``run`` is locked, so no one else can be creating its approval: the
-        one made for a redelivered suspension is found, not made twice (unless the run never
-        waited on this call before: then there is none to find, and none is looked for)."""
+        """Precondition: the caller holds the run's claim, and this transaction checks it before
+        committing (the run locked first, or its claimed UPDATE after), so no one else is
+        creating its approval: the one made for a redelivered suspension is found, not made
+        twice (unless the run never waited on this call before: then there is none to find, and
+        none is looked for). Were an executor whose claim was lost ever to race the new holder
+        here, the one-approval-per-call constraint keeps it single, and the loser's transaction
+        is rolled back."""
         gate = waitpoint.get("gate", {})
         identity = {
             "run": run,

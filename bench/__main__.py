@@ -39,6 +39,7 @@ VARIANTS = [
     ("W4", "sqlite", None, "immediate"),
     ("W5", "redis", "redis", "immediate"),
     ("W6", "postgres", "postgres", "db"),
+    ("W7", "cluster", "postgres+redis", "db"),
     ("W8", "sqlite", None, "immediate"),
 ]
 
@@ -85,9 +86,9 @@ def _environment(needs: str | None, tasks: str, folder: Path) -> dict[str, str]:
     }
     environment.pop("DATABASE_URL", None)
     environment.pop("REDIS_URL", None)
-    if needs == "postgres":
+    if needs in ("postgres", "postgres+redis"):
         environment["DATABASE_URL"] = _fresh_postgres_database()
-    if needs == "redis":
+    if needs in ("redis", "postgres+redis"):
         environment["REDIS_URL"] = REDIS
     return environment
 
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         known = ", ".join(sorted({v[0] for v in VARIANTS}))
         parser.error(f"no workload {', '.join(sorted(unknown))} (there are {known})")
     available = {"postgres": _answers("127.0.0.1", 5432), "redis": _answers("127.0.0.1", 6379), None: True}
+    available["postgres+redis"] = available["postgres"] and available["redis"]
 
     started = time.monotonic()
     results: dict = {

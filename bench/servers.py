@@ -74,26 +74,24 @@ class Daphne:
 
 
 class Workers:
-    """``count`` db_worker processes polling the database queue."""
+    """``count`` worker processes polling the database queue: django-tasks-db's ``db_worker``
+    every ``interval`` seconds, or Kindgi's ``run_worker`` (woken by a queued task on
+    PostgreSQL), with its own default interval unless one is given."""
 
-    def __init__(self, count: int):
-        self.count = count
+    def __init__(self, count: int, *, command: str = "db_worker", interval: float | None = 0.02):
+        self.count, self.command, self.interval = count, command, interval
 
     def __enter__(self) -> "Workers":
-        command = [
-            sys.executable,
-            "manage.py",
-            "db_worker",
-            "--no-reload",
-            "--no-startup-delay",
-            "--interval",
-            "0.02",
-            "--verbosity",
-            "0",
-        ]
+        command = [sys.executable, "manage.py", self.command, "--no-reload", "--no-startup-delay"]
+        if self.interval is not None:
+            command += ["--interval", str(self.interval)]
         self._processes = [
             subprocess.Popen(
-                command, cwd=ROOT, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                [*command, "--verbosity", "0"],
+                cwd=ROOT,
+                env=os.environ,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             for _ in range(self.count)
         ]

@@ -1,7 +1,9 @@
 """The workloads, each run inside a process already set up for its variant (bench.run).
 
 Each returns {figure: {median, min, max}}; every figure is the median of at least five
-repetitions. ``quick`` shrinks the repetitions' size, never their number.
+repetitions, except W7's: each of its passes is one long run of the whole system, and its
+percentiles are over that pass's hundreds of decisions. ``quick`` shrinks the repetitions'
+size, never their number.
 """
 
 import time
@@ -404,6 +406,167 @@ def throughput(quick: bool) -> dict:
     }
 
 
+# W7 ─ the whole system under load ──────────────────────────────────────────────────────────
+
+SYSTEM_REVIEWERS = 10
+SYSTEM_STARTERS = 4
+
+
+def _reviewer_tokens(count: int) -> list[str]:
+    from tenants.tokens import do_create_token
+
+    return [do_create_token(user=_reviewer(f"bench-reviewer-{n}"))[1] for n in range(count)]
+
+
+class _SystemDriver:
+    """Starts ``turns`` gated agent turns through the API of the web processes, while
+    ``SYSTEM_REVIEWERS`` reviewers, each with a token of their own, decide the approvals through
+    the API as they appear (one lister hands them out, so no two reviewers take the same one)."""
+
+    def __init__(self, urls: list[str], tokens: list[str], turns: int):
+        import queue
+        import threading
+
+        self.urls, self.tokens, self.turns = urls, tokens, turns
+        self.started: list[str] = []
+        self.decided = 0
+        self.errors: list[str] = []
+        self.pending: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def _client(self, index: int):
+        import httpx
+
+        return httpx.Client(
+            base_url=self.urls[index % len(self.urls)],
+            headers={"Authorization": f"Bearer {self.tokens[index % len(self.tokens)]}"},
+            timeout=30,
+        )
+
+    def start_runs(self, index: int, count: int) -> None:
+        body = {"agentId": "acme-ops.status-agent", "input": {"userMessage": "All systems go."}}
+        with self._client(index) as http:
+            for _ in range(count):
+                response = http.post("/api/v1/runs", json=body)
+                if response.status_code != 201:
+                    self.errors.append(f"start: {response.status_code} {response.text[:200]}")
+                    continue
+                with self.lock:
+                    self.started.append(response.json()["id"])
+
+    def list_pending(self) -> None:
+        """Hand out each pending approval once, as a reviewer's live console would show it.
+        Found in the database, so that looking costs the web processes nothing."""
+        from django.db import connection
+
+        from approvals.models import Approval
+
+        seen: set = set()
+        try:
+            while not self.done.is_set():
+                for approval_id in Approval.objects.filter(status="pending").values_list("pk", flat=True):
+                    if approval_id not in seen:
+                        seen.add(approval_id)
+                        self.pending.put(str(approval_id))
+                time.sleep(0.01)
+        finally:
+            connection.close()
+
+    def decide(self, index: int) -> None:
+        import queue
+
+        with self._client(index) as http:
+            while not self.done.is_set():
+                try:
+                    approval_id = self.pending.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                response = http.post(
+                    f"/api/v1/approvals/{approval_id}/complete", json={"decision": "approve"}
+                )
+                if response.status_code != 200:
+                    self.errors.append(f"decide: {response.status_code} {response.text[:200]}")
+                    continue
+                with self.lock:
+                    self.decided += 1
+                    if self.decided == self.turns:
+                        self.done.set()
+
+    def drive(self, seconds: float = 600) -> list[str]:
+        import threading
+
+        share = [
+            self.turns // SYSTEM_STARTERS + (n < self.turns % SYSTEM_STARTERS) for n in range(SYSTEM_STARTERS)
+        ]
+        threads = [
+            threading.Thread(target=self.start_runs, args=(n, share[n])) for n in range(SYSTEM_STARTERS)
+        ]
+        threads.append(threading.Thread(target=self.list_pending))
+        threads += [threading.Thread(target=self.decide, args=(n,)) for n in range(SYSTEM_REVIEWERS)]
+        for thread in threads:
+            thread.start()
+        if not self.done.wait(seconds):
+            self.done.set()
+            raise RuntimeError(f"{self.decided} of {self.turns} decided in {seconds} s: {self.errors[:3]}")
+        for thread in threads:
+            thread.join()
+        if self.errors:
+            raise RuntimeError(f"{len(self.errors)} requests failed, the first: {self.errors[0]}")
+        return self.started
+
+
+def _system_pass(urls: list[str], tokens: list[str], workers: int, turns: int) -> dict[str, float]:
+    """One pass: the turns started and decided through the API with ``workers`` workers
+    executing them; its figures from the times the database holds."""
+    from django.db.models import Max, Min
+
+    from approvals.models import Decision
+    from bench.servers import Workers
+    from runs.models import JournalEntry, Run
+
+    with Workers(workers, command="run_worker", interval=None):  # as `kindgi worker` runs
+        ids = _SystemDriver(urls, tokens, turns).drive()
+        deadline = time.monotonic() + 120
+        while Run.objects.filter(pk__in=ids, status="completed").count() < turns:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the workers did not finish the approved runs within two minutes")
+            time.sleep(0.05)
+    decided = dict(
+        Decision.objects.filter(approval__run_id__in=ids).values_list("approval__run_id", "decided_at")
+    )
+    tool_started = dict(
+        JournalEntry.objects.filter(run_id__in=ids, kind="tool.called").values_list("run_id", "created_at")
+    )
+    to_tool = [(tool_started[run] - at).total_seconds() * 1000 for run, at in decided.items()]
+    decisions = sorted(decided.values())
+    span = Run.objects.filter(pk__in=ids).aggregate(first=Min("created_at"), last=Max("finished_at"))
+    return {
+        "decisions_per_s": len(decisions) / (decisions[-1] - decisions[0]).total_seconds(),
+        "decision_to_tool_p50_ms": percentile(to_tool, 0.5),
+        "decision_to_tool_p95_ms": percentile(to_tool, 0.95),
+        "runs_per_s": turns / (span["last"] - span["first"]).total_seconds(),
+    }
+
+
+def system_under_load(quick: bool) -> dict:
+    """Two web processes and the workers on PostgreSQL and Redis, gated agent turns started
+    and decided through the API by concurrent reviewers: once with two workers, once with one.
+    Each pass is one long one, its percentiles over all of its decisions."""
+    turns = 100 if quick else 500
+    tokens = _reviewer_tokens(SYSTEM_REVIEWERS)
+    with Daphne() as first, Daphne() as second:
+        urls = [first.url, second.url]
+        _system_pass(urls, tokens, 2, 10)  # warm up: both processes, the catalog, the caches
+        two = _system_pass(urls, tokens, 2, turns)
+        one = _system_pass(urls, tokens, 1, turns)
+    figures = {f"{name}_2_workers": summary([value]) for name, value in two.items()}
+    figures |= {f"{name}_1_worker": summary([value]) for name, value in one.items()}
+    figures["speedup"] = summary([two["runs_per_s"] / one["runs_per_s"]])
+    figures["turns"] = summary([turns])
+    return figures
+
+
 # W8 ─ policy at scale ──────────────────────────────────────────────────────────────────────
 
 POLICY_PACKS = 100
@@ -500,5 +663,6 @@ WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
     ("W4", "sqlite"): queue_at_scale,
     ("W5", "redis"): live_fan_out,
     ("W6", "postgres"): throughput,
+    ("W7", "cluster"): system_under_load,
     ("W8", "sqlite"): policy_at_scale,
 }

@@ -75,9 +75,16 @@ class Environment:
             )
         import dj_database_url
 
-        return dj_database_url.parse(
-            url, conn_max_age=self.integer("KINDGI_DB_CONN_MAX_AGE", 60), conn_health_checks=True
-        )
+        pool_size = self.integer("KINDGI_DB_POOL_SIZE", 20)
+        if scheme == "sqlite" or pool_size == 0:
+            return dj_database_url.parse(
+                url, conn_max_age=self.integer("KINDGI_DB_CONN_MAX_AGE", 60), conn_health_checks=True
+            )
+        # Each request under daphne runs in a thread of its own, and Django's connections are
+        # per thread: without a pool every request would open a connection to PostgreSQL.
+        database = dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
+        database.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
+        return database
 
     def channel_layers(self) -> dict:
         url = self.text("REDIS_URL")

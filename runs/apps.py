@@ -10,6 +10,7 @@ class RunsConfig(AppConfig):
         from runs.actions import recover_stuck_runs
         from runs.schedules import start_due_schedules
         from runs.sweeper import register_sweep
+        from runs.wakeup import notify_workers  # noqa: F401  (connects the signal's receiver)
 
         register_sweep("recover runs", recover_stuck_runs)
         register_sweep("start schedules", start_due_schedules)

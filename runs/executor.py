@@ -120,6 +120,7 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
             messages=messages,
             parent_id=run.parent_id,
             tenant=run.tenant,
+            claimed=run,
         )
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.

@@ -181,48 +181,40 @@ def do_record(
 
 
 def _advance_claimed(
-    run_id: UUID, token: str, *, count: int, messages_json: str | None
+    run_id: UUID,
+    token: str,
+    *,
+    count: int,
+    messages_json: str | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> tuple[int, UUID | None] | None:
     """In one statement, if this executor still holds the run: move its journal's sequence on by
-    ``count``, renew the claim, write the conversation if given, and return the new sequence
-    and the parent's id; None if the run is no longer ours.
+    ``count``, renew the claim (or set it, with the run's other ``values``, by field name),
+    write the conversation if given, and return the new sequence and the parent's id; None if
+    the run is no longer ours.
 
-    The engine's most frequent write (twice per tool call), so it is one UPDATE … RETURNING
-    (SQLite 3.35+, PostgreSQL), which takes the row's lock as select_for_update would."""
-    fields = {
-        name: Run._meta.get_field(name)
-        for name in (
-            "id",
-            "status",
-            "claim_token",
-            "last_sequence",
-            "claim_expires_at",
-            "updated_at",
-            "messages",
-            "parent",
-        )
-    }
+    The engine's most frequent write (twice per tool call, and once at the end of a run with no
+    parent), so it is one UPDATE … RETURNING (SQLite 3.35+, PostgreSQL), which takes the row's
+    lock as select_for_update would."""
     now = timezone.now()
-    column = {name: connection.ops.quote_name(field.column) for name, field in fields.items()}
-    assignments = [
-        f"{column['last_sequence']} = {column['last_sequence']} + %s",
-        f"{column['claim_expires_at']} = %s",
-        f"{column['updated_at']} = %s",
-    ]
-    params: list[Any] = [
-        count,
-        fields["claim_expires_at"].get_db_prep_save(now + _lease(), connection),
-        fields["updated_at"].get_db_prep_save(now, connection),
-    ]
+    values = {"claim_expires_at": now + _lease(), "updated_at": now, **(values or {})}
+    quoted = connection.ops.quote_name
+    column = {name: quoted(Run._meta.get_field(name).column) for name in ("id", "status", "claim_token")}
+    sequence, parent = (quoted(Run._meta.get_field(name).column) for name in ("last_sequence", "parent"))
+    assignments, params = [f"{sequence} = {sequence} + %s"], [count]
+    for name, value in values.items():
+        field = Run._meta.get_field(name)
+        assignments.append(f"{quoted(field.column)} = %s")
+        params.append(field.get_db_prep_save(value, connection))
     if messages_json is not None:
         cast = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
-        assignments.append(f"{column['messages']} = {cast}")
+        assignments.append(f"{quoted(Run._meta.get_field('messages').column)} = {cast}")
         params.append(scrub_secrets_in_json(messages_json))
-    params += [fields["id"].get_db_prep_value(run_id, connection), RunStatus.RUNNING, token]
+    params += [Run._meta.pk.get_db_prep_value(run_id, connection), RunStatus.RUNNING, token]
     sql = (
-        f"UPDATE {connection.ops.quote_name(Run._meta.db_table)} SET {', '.join(assignments)} "
+        f"UPDATE {quoted(Run._meta.db_table)} SET {', '.join(assignments)} "
         f"WHERE {column['id']} = %s AND {column['status']} = %s AND {column['claim_token']} = %s "
-        f"RETURNING {column['last_sequence']}, {column['parent']}"
+        f"RETURNING {sequence}, {parent}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -276,14 +268,19 @@ def do_finish_run(
     messages: list | None = None,
     parent_id: UUID | None,
     tenant=None,
+    claimed: Run | None = None,
 ) -> Run:
     """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
 
     Locks a parent before its child, always, so that a child finishing and its parent
     suspending on it cannot deadlock, and neither misses the other. ``parent_id``: the run's
     parent, as the claim read it (a run's parent never changes); ``tenant``: its tenant as the
-    execution read it (with the configuration version it was gated by), if at hand.
+    execution read it (with the configuration version it was gated by), if at hand;
+    ``claimed``: the run as the claim read it, if at hand, so that a run with neither a parent
+    nor a child to wait for ends in one UPDATE rather than a locking read and a write.
     """
+    if claimed is not None and parent_id is None and not _waits_on_a_child(outcome):
+        return _finish_alone(claimed, token=token, outcome=outcome, entries=entries, messages=messages)
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
     if tenant is not None:
@@ -303,6 +300,49 @@ def do_finish_run(
         waitpoint = parent.waitpoint or {}
         if parent.status == RunStatus.SUSPENDED and waitpoint.get("runId") == str(run.pk):
             resume_locked(parent, {"childStatus": run.status})
+    return run
+
+
+def _waits_on_a_child(outcome: Outcome) -> bool:
+    return isinstance(outcome, Suspended) and outcome.waitpoint.get("kind") == CHILD_RUN
+
+
+def _finish_alone(
+    run: Run, *, token: str, outcome: Outcome, entries: Iterable[Entry], messages: list | None
+) -> Run:
+    """``do_finish_run`` for a run no other run waits on, nor it on another: the ending is
+    worked out first (a suspension's approval made), then the UPDATE that checks the claim
+    writes it. If the claim is gone, that raises and the transaction takes it all back.
+
+    ``run``: the run as the claim read it, which only this executor has changed since; it is
+    returned as it now stands, with the conversation left unread unless ``messages`` gave it."""
+    entries = list(entries)
+    if messages is not None:
+        run.messages = scrub_secrets(messages)
+    entries.append(_ending(run, outcome))
+    run.claim_token, run.claim_expires_at, run.updated_at = "", None, timezone.now()
+    ended = {
+        name: getattr(run, name)
+        for name in (
+            "status",
+            "output",
+            "failure_message",
+            "finished_at",
+            "waitpoint",
+            "claim_token",
+            "claim_expires_at",
+            "updated_at",
+        )
+    }
+    if messages is not None:
+        ended["messages"] = run.messages
+    advanced = _advance_claimed(run.pk, token, count=len(entries), values=ended)
+    if advanced is None:
+        raise LostClaimError(f"run {run.pk} is no longer held by this executor")
+    run.last_sequence = advanced[0] - len(entries)
+    append_entries(run, entries)
+    if messages is None:
+        run.__dict__.pop("messages", None)  # what do_record last wrote, read again if asked for
     return run
 
 
@@ -346,7 +386,7 @@ def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
     if not runs_in_this_process():
         run.status = RunStatus.QUEUED
         run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
-        enqueue_run_on_commit(run.pk)
+        enqueue_run_on_commit(run.pk, resumed=True)
         return
     # It goes on here once this commits: claimed now, so no claim of its own is needed.
     token = uuid4().hex

@@ -46,14 +46,20 @@ def execute_claimed_on_commit(claim, token: str, *, then: Callable[[Any], None])
     transaction.on_commit(execute_now, robust=True)
 
 
-def enqueue_run_on_commit(run_id: UUID) -> None:
-    """Have the run executed once the current transaction commits.
+# A run that stopped to wait and may now go on (a person decided, a child run ended) is taken
+# from the queue before runs not started yet: its waiter is a person, or a run half done.
+RESUME_PRIORITY = 10
+
+
+def enqueue_run_on_commit(run_id: UUID, *, resumed: bool = False) -> None:
+    """Have the run executed once the current transaction commits; ahead of new runs, in a
+    database queue, if it is ``resumed`` from a wait.
 
     A database queue takes the task inside the transaction, so it commits with the change that
     asked for it (nothing is lost if the process dies right after). The immediate backend runs
     the task after the commit, inside the call that made the change.
     """
     if _queue_is_in_the_database():
-        execute_run.enqueue(str(run_id))
+        (execute_run.using(priority=RESUME_PRIORITY) if resumed else execute_run).enqueue(str(run_id))
     else:
         transaction.on_commit(lambda: execute_run.enqueue(str(run_id)))

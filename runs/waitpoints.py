@@ -3,7 +3,8 @@
 The approvals app registers the ``approval`` kind: it creates an Approval when
 a run suspends on one and cancels it when the run is cancelled. Handlers run
 inside the run's transaction, with the run row locked, so a waitpoint and its
-record come and go together.
+record come and go together (a run that ends alone is locked by the claimed UPDATE that
+follows in the same transaction, which takes the handler's work back if the claim is gone).
 """
 
 from typing import Any, Protocol

@@ -67,12 +67,13 @@ def bearer_token(authorization: str) -> str | None:
 
 
 def active_token(token: str) -> ApiToken | None:
-    """The token's record, with its user, if it is active and its user too; None otherwise.
-    Compares hashes in constant time; notes the last use."""
+    """The token's record, with its user (and the user's membership and tenant, which every
+    API call asks for next), if it is active and its user too; None otherwise. Compares hashes
+    in constant time; notes the last use."""
     if not token.startswith(TOKEN_START) or token.count("_") < 2:
         return None
     prefix = token[len(TOKEN_START) :].split("_", 1)[0]
-    record = ApiToken.objects.select_related("user").filter(prefix=prefix).first()
+    record = ApiToken.objects.select_related("user__membership__tenant").filter(prefix=prefix).first()
     if record is None or not hmac.compare_digest(record.token_hash, _hash(token)):
         return None
     if record.revoked_at is not None or not record.user.is_active:

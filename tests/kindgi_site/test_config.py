@@ -59,8 +59,12 @@ def test_what_the_environment_selects():
         "django.db.backends.postgresql",
         "kindgi",
         "db",
-        60,
+        0,
     )
+    assert database["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 20, "timeout": 10}
+    unpooled = env(DATABASE_URL="postgres://kindgi:pw@db:5432/kindgi", KINDGI_DB_POOL_SIZE="0").database({})
+    assert unpooled["CONN_MAX_AGE"] == 60
+    assert "pool" not in unpooled.get("OPTIONS", {})
     assert chosen.channel_layers()["default"]["CONFIG"] == {"hosts": ["redis://cache:6379/1"]}
     assert chosen.tasks()["default"]["BACKEND"] == "django_tasks_db.DatabaseBackend"
     embedded = env()

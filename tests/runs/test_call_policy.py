@@ -183,7 +183,7 @@ def approve_without_running(approval, user, **options):
         mock.patch("runs.journal.enqueue_run_on_commit") as enqueue,
     ):
         check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve", **options)
-    enqueue.assert_called_once_with(approval.run_id)
+    enqueue.assert_called_once_with(approval.run_id, resumed=True)
     run = Run.objects.get(pk=approval.run_id)
     assert run.status == RunStatus.QUEUED
     return run

@@ -120,3 +120,20 @@ def test_the_database_queue_takes_the_task_inside_the_changes_transaction(databa
         change_that_fails()
     assert queued_inside == [1]  # queued already, in the change's transaction
     assert DBTaskResult.objects.count() == 0  # and rolled back with it
+
+
+def test_a_decided_run_is_taken_from_the_queue_before_runs_not_started_yet(database_queue):
+    from django.db import transaction
+    from django_tasks_db.models import DBTaskResult
+
+    waiting = start("acme-ops.status-agent", "Waiting on a person.")
+    run_worker()
+    waiting.refresh_from_db()
+    assert waiting.status == RunStatus.SUSPENDED
+    new = [start("acme-ops.status-agent", f"New {n}.") for n in range(3)]
+    decide(waiting, "call_post_update")
+    with transaction.atomic():
+        taken_first = DBTaskResult.objects.ready().get_locked()  # the one a worker takes next
+    assert taken_first.args_kwargs["args"] == [str(waiting.pk)]
+    queued = {tuple(task.args_kwargs["args"]) for task in DBTaskResult.objects.ready()}
+    assert queued == {(str(run.pk),) for run in [waiting, *new]}

@@ -32,6 +32,15 @@ def test_a_token_identifies_its_user_until_revoked():
     assert user_for_token(token) is None
 
 
+def test_a_tokens_user_comes_with_its_tenant_in_the_one_query(django_assert_num_queries):
+    ada = member("ada")
+    _, token = do_create_token(user=ada)
+    user_for_token(token)  # notes the last use, once a minute at most
+    with django_assert_num_queries(1):
+        user = user_for_token(token)
+        assert user.membership.tenant.slug == ada.membership.tenant.slug
+
+
 @pytest.mark.parametrize("bad", ["", "kgi_", "kgi_nope", "Bearer x", "kgi_deadbeef_wrong"])
 def test_malformed_or_unknown_tokens_identify_nobody(bad):
     do_create_token(user=member("ada"))

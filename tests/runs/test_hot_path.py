@@ -1,0 +1,104 @@
+"""The approval cycle's writes: what a suspension and a resume cost the database, and that the
+cheaper end of a run still refuses to write once its claim is gone."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from approvals.actions import check_complete_approval
+from approvals.models import Approval
+from runs import executor
+from runs.actions import check_start_run, do_cancel_run
+from runs.models import Run, RunStatus
+from tests.factories import default_tenant, reviewer
+from tests.pack_fixtures.probes import SCRIPT
+
+from .helpers import answer, calls, start
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def statements(captured: CaptureQueriesContext) -> list[str]:
+    """What was sent, without the transactions' own (SQLite sends BEGIN and COMMIT through the
+    cursor, PostgreSQL does not)."""
+    return [
+        query["sql"]
+        for query in captured.captured_queries
+        if not query["sql"].startswith(("BEGIN", "COMMIT"))
+    ]
+
+
+def reads_of_the_run(sql: list[str]) -> list[str]:
+    return [
+        statement for statement in sql if statement.startswith("SELECT") and 'FROM "runs_run"' in statement
+    ]
+
+
+def gated_write() -> None:
+    SCRIPT.replies = [calls(("w", "probe.write", {"label": "w", "pause_ms": 0})), answer("written")]
+
+
+def start_gated(tenant) -> Run:
+    return check_start_run(tenant=tenant, agent_id="probe.gated", input={"userMessage": "go"})
+
+
+def test_a_suspension_writes_the_run_once_and_never_reads_it_back():
+    tenant = default_tenant()
+    gated_write()
+    start_gated(tenant)  # the catalog and the tenant's rules, read once per process
+    gated_write()
+    with CaptureQueriesContext(connection) as captured:
+        run = start_gated(tenant)
+    assert run.status == RunStatus.SUSPENDED
+    sql = statements(captured)
+    # The tenant's configuration version; run.started; the run; the approval; the run's end,
+    # claim checked in its UPDATE; wait.suspended (with the model's step).
+    assert len(sql) == 6, "\n".join(sql)
+    assert reads_of_the_run(sql) == []
+    assert [s.split()[0] for s in sql].count("UPDATE") == 1
+
+
+def test_a_resume_ends_the_run_with_one_claimed_update():
+    tenant = default_tenant()
+    ada = reviewer("ada", role="admin", tenant=tenant)
+    gated_write()
+    run = start_gated(tenant)
+    approval = Approval.objects.get(run=run)
+    with CaptureQueriesContext(connection) as captured:
+        check_complete_approval(approval_id=approval.pk, acting_user=ada, decision="approve")
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    sql = statements(captured)
+    finish = sql[-2:]  # the run's end: its UPDATE, then its entries
+    assert finish[0].startswith('UPDATE "runs_run"'), finish[0]
+    assert "RETURNING" in finish[0]
+    assert finish[1].startswith('INSERT INTO "runs_journalentry"')
+    # The one read of the run is the decision's, which locks it.
+    assert len(reads_of_the_run(sql)) == 1, "\n".join(reads_of_the_run(sql))
+
+
+def test_a_run_cancelled_before_its_suspension_is_written_keeps_no_approval(monkeypatch):
+    """The end is worked out before the claimed UPDATE: if that finds the claim gone, the
+    approval it made goes back with the rest of the transaction."""
+    real_engine = executor._engine_for
+
+    def engine_cancelled_on_the_way_to_wait(run, recorder, known):
+        engine = real_engine(run, recorder, known)
+        real_execute = engine.execute
+
+        def execute():
+            outcome = real_execute()
+            do_cancel_run(run.pk, reason="changed my mind")
+            return outcome
+
+        engine.execute = execute
+        return engine
+
+    monkeypatch.setattr(executor, "_engine_for", engine_cancelled_on_the_way_to_wait)
+    gated_write()
+    run = start("probe.gated")
+    assert run.status == RunStatus.CANCELLED
+    assert not Approval.objects.filter(run=run).exists()
+    kinds = list(Run.objects.get(pk=run.pk).journal.values_list("kind", flat=True))
+    assert "wait.suspended" not in kinds
+    assert kinds[-1] == "run.cancelled"

@@ -38,6 +38,7 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
     Precondition: ``run`` is locked (select_for_update, or the claim's UPDATE) in this
     transaction, so ``last_sequence`` is ours to bump."""
     written = []
+    now = timezone.now()
     for entry in entries:
         run.last_sequence += 1
         written.append(
@@ -46,15 +47,38 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
                 sequence=run.last_sequence,
                 kind=entry.kind,
                 node_id=entry.node_id,
+                created_at=now,
                 duration_ms=entry.duration_ms,
                 payload=scrub_secrets(entry.payload or {}),
             )
         )
     if written:
-        JournalEntry.objects.bulk_create(written)
+        _insert(written)
         # Published after commit with the run as it stands then, so the events' status is final.
         transaction.on_commit(lambda: publish_now(run, written))
     return written
+
+
+ENTRY_COLUMNS = ("run", "sequence", "kind", "node_id", "created_at", "duration_ms", "payload")
+
+
+def _insert(written: list[JournalEntry]) -> None:
+    """One INSERT for the entries, built here: the journal's most frequent write, for which
+    ``bulk_create`` costs more to build than the statement costs to run. Nothing reads the
+    entries' ids back (they are known by run and sequence)."""
+    fields = [JournalEntry._meta.get_field(name) for name in ENTRY_COLUMNS]
+    quoted = connection.ops.quote_name
+    row = f"({', '.join(['%s'] * len(fields))})"
+    params = [
+        field.get_db_prep_save(getattr(entry, field.attname), connection)
+        for entry in written
+        for field in fields
+    ]
+    columns = ", ".join(quoted(field.column) for field in fields)
+    rows = ", ".join([row] * len(written))
+    sql = f"INSERT INTO {quoted(JournalEntry._meta.db_table)} ({columns}) VALUES {rows}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def publish_now(run: Run, entries: list[JournalEntry]) -> None:

@@ -9,6 +9,7 @@ is down, a worker looks at the queue every ``--interval`` seconds as before.
 """
 
 import logging
+import time
 
 from django.db import connections, router
 from django.dispatch import receiver
@@ -59,11 +60,20 @@ class Listener:
             self._connection.execute(f"LISTEN {CHANNEL}")
         return self._connection
 
+    def start(self) -> None:
+        """Listen from now on, before the worker's first look at the queue, so that a task
+        queued between that look and the first wait is heard of too."""
+        if not self.available:
+            return
+        try:
+            self._listening()
+        except Exception as error:  # wait() tries again, and polls meanwhile
+            logger.warning("worker: could not listen for queued tasks, polling instead: %s", error)
+            self.close()
+
     def wait(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for word of a queued task; True if word came. Any failure of
         the listening connection makes this a plain wait, and the next call connects again."""
-        import time
-
         if not self.available:
             time.sleep(seconds)
             return False

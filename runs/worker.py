@@ -48,6 +48,7 @@ class WakeableWorker(Worker):
         if self.startup_delay and self.interval:
             time.sleep(random.random())  # workers started together look apart
         listener = Listener(self.backend_name)
+        listener.start()
         try:
             while self.running:
                 close_old_connections()

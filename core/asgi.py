@@ -8,7 +8,8 @@ turned out to have, so that the API reads it (DRF reads no body whose length is 
 
 Every view and middleware here is synchronous, so the handler runs them as WSGI would, in one
 hop to a thread. Django's own ASGI handler loads the middleware for async and so calls each
-one's hooks through a hop of its own: some twenty hops, about 8 ms, for every request.
+one's hooks through a hop of its own: some twenty hops a request, which took `/healthz` through
+daphne from 4 ms to 8.
 """
 
 from asgiref.sync import sync_to_async

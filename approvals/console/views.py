@@ -57,10 +57,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters = {key: request.GET.get(key, "") for key in ("agent", "tool", "age")}
     now = timezone.now()
     # Past its expiry an approval lets nothing run: it leaves the queue then, sweep or no sweep.
-    approvals = (
-        approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING)
-        .exclude(expires_at__lte=now)
-        .annotate(first_message=Substr(KeyTextTransform("userMessage", "run__input"), 1, 2001))
+    approvals = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING).exclude(
+        expires_at__lte=now
     )
     if filters["agent"]:
         approvals = approvals.filter(agent_key=filters["agent"])
@@ -70,7 +68,14 @@ def queue(request: HttpRequest) -> HttpResponse:
         approvals = approvals.filter(created_at__gte=timezone.now() - AGES[filters["age"]])
     elif filters["age"] == "older":
         approvals = approvals.filter(created_at__lt=timezone.now() - AGES["day"])
-    page = Paginator(approvals, PAGE_SIZE).get_page(request.GET.get("page"))
+    paginator = Paginator(
+        approvals.annotate(first_message=Substr(KeyTextTransform("userMessage", "run__input"), 1, 2001)),
+        PAGE_SIZE,
+    )
+    # Counted without the run whose message each row quotes: the count then reads one index
+    # (approvals_queue_filters) and joins nothing.
+    paginator.count = approvals.count()
+    page = paginator.get_page(request.GET.get("page"))
     tools = {
         (tool.key, tool.version): tool
         for tool in Tool.objects.filter(key__in={a.tool_key for a in page}).only(
@@ -86,15 +91,17 @@ def queue(request: HttpRequest) -> HttpResponse:
         }
         for a in page
     ]
-    # No ordering: with one, DISTINCT would count the ordering column too, and return every row.
+    # The filters' choices, in one statement. No ordering: with one, DISTINCT would count the
+    # ordering column too, and return every row.
     pending = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING).order_by()
+    waiting = set(pending.values_list("agent_key", "tool_key").distinct())
     context = {
         "page": page,
         "rows": rows,
         "filters": filters,
         "reviewer": reviewer,
-        "agents": sorted(set(pending.exclude(agent_key="").values_list("agent_key", flat=True).distinct())),
-        "tools": sorted(set(pending.values_list("tool_key", flat=True).distinct())),
+        "agents": sorted({agent for agent, _ in waiting if agent}),
+        "tools": sorted({tool for _, tool in waiting}),
     }
     template = "console/queue.html#approval-list" if request.htmx else "console/queue.html"
     return render(request, template, context)

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.chain import do_append_decision
@@ -25,6 +25,7 @@ from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from core.errors import DomainError
+from core.lookups import one_or_none
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
@@ -220,15 +221,8 @@ def do_complete_approval(
     """Decide once, under row locks taken run first, then approval (the order every path uses).
     A refused decision (not the decider's to take, or an edit the policy would not let run)
     changes nothing: the approval stays pending."""
-    run_id = Approval.objects.filter(pk=approval_id, tenant=tenant).values_list("run_id", flat=True).first()
-    if run_id is None:
-        raise ApprovalNotFoundError(f"there is no approval {approval_id}")
-    # With its tenant (read, not locked): the run goes on in this process, gated by the tenant's
-    # configuration as it is now.
-    run = Run.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=run_id)
-    approval = Approval.objects.select_for_update().get(pk=approval_id)
-    approval.tenant = run.tenant  # the decider's, which it belongs to: its config version comes with it
-    reviewer = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
+    run, approval = _locked_for_decision(approval_id, tenant)
+    reviewer = one_or_none(Reviewer.objects.filter(user=acting_user, tenant=tenant))
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
     edited, digest = None, approval.digest
@@ -294,6 +288,31 @@ def do_complete_approval(
         run, waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)}, resolution=resolution
     )
     return Completion(approval=approval, decision=record)
+
+
+def _locked_for_decision(approval_id: UUID, tenant) -> tuple[Run, Approval]:
+    """The approval of ``tenant`` and its run, the run locked first, then the approval (the order
+    every path takes). The run comes with its tenant (read, not locked): the run goes on in this
+    process, gated by the tenant's configuration as it is now."""
+    if connection.features.has_select_for_update:
+        run = one_or_none(
+            Run.objects.select_for_update(of=("self",))
+            .select_related("tenant")
+            .filter(tenant=tenant, approvals=approval_id)
+        )
+        approval = Approval.objects.select_for_update().get(pk=approval_id) if run is not None else None
+    else:
+        # SQLite: the transaction began by taking the database's one write lock, so what it
+        # reads cannot change under it, and one statement reads both.
+        approval = one_or_none(
+            Approval.objects.select_related("run__tenant").filter(pk=approval_id, tenant=tenant)
+        )
+        run = approval.run if approval is not None else None
+    if approval is None:
+        raise ApprovalNotFoundError(f"there is no approval {approval_id}")
+    approval.run = run
+    approval.tenant = run.tenant  # the decider's, which it belongs to: its config version comes with it
+    return run, approval
 
 
 def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: Any) -> dict[str, Any]:

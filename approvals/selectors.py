@@ -4,6 +4,7 @@ from django.db.models import Q, QuerySet
 
 from approvals.exceptions import ApprovalNotFoundError
 from approvals.models import Approval, ApprovalStatus
+from core.lookups import one_or_none
 
 
 def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[Approval]:
@@ -15,7 +16,7 @@ def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[A
 
 def approval_get_for_tenant(tenant, approval_id) -> Approval:
     """The approval, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
-    approval = Approval.objects.select_related("decision").filter(tenant=tenant, pk=approval_id).first()
+    approval = one_or_none(Approval.objects.select_related("decision").filter(tenant=tenant, pk=approval_id))
     if approval is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")
     return approval

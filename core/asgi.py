@@ -10,12 +10,25 @@ Every view and middleware here is synchronous, so the handler runs them as WSGI 
 hop to a thread. Django's own ASGI handler loads the middleware for async and so calls each
 one's hooks through a hop of its own: some twenty hops a request, which took `/healthz` through
 daphne from 4 ms to 8.
+
+That thread is taken from the idle ones a request left (``RequestThreads``), as a threaded WSGI
+server's would be, where Django's handler starts a new one for each request. A request's
+database connection is its thread's, so a new thread also meant a new connection: on SQLite,
+about 2 ms of each API call went on opening one and reading the schema again.
 """
 
+import contextlib
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
 from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
+from django.db import connections
 from django.http import HttpResponse, JsonResponse
+from django.urls import set_script_prefix
 
 from core.api.errors import error_body
 from core.conf import setting
@@ -35,17 +48,77 @@ def too_large_response(path: str, limit: int) -> HttpResponse:
     return HttpResponse(f"413 Payload Too Large: {message}", status=413, content_type="text/plain")
 
 
+class RequestThreads:
+    """Threads that serve requests, each one request at a time from its start to its end.
+
+    A request takes an idle thread, or a new one if none is idle, so no request waits for
+    another to finish (a run started through the API may execute for as long as its tools
+    take). Up to ``keep`` threads are kept idle between requests, with their connections; a
+    thread beyond those closes its connections and ends. Used from one event loop only."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.idle: list[ThreadPoolExecutor] = []
+
+    @contextlib.asynccontextmanager
+    async def one(self) -> AsyncIterator[ThreadPoolExecutor]:
+        thread = self.idle.pop() if self.idle else ThreadPoolExecutor(1, thread_name_prefix="kindgi-request")
+        try:
+            yield thread
+        finally:
+            # A request cancelled while its view still runs gives its thread back busy: the
+            # next request's work queues behind that view's in the one thread.
+            if len(self.idle) < self.keep:
+                self.idle.append(thread)
+            else:
+                thread.submit(connections.close_all)
+                thread.shutdown(wait=False)
+
+
+# Enough for the requests one process serves at once in the common case; a burst above it
+# gets threads of its own, as every request used to.
+IDLE_REQUEST_THREADS = 16
+
+
 class LimitedASGIHandler(ASGIHandler):
     def __init__(self):
         BaseHandler.__init__(self)
         self.load_middleware(is_async=False)
+        self.threads = RequestThreads(keep=IDLE_REQUEST_THREADS)
 
-    async def get_response_async(self, request):
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        await self.handle(scope, receive, send)
 
     async def handle(self, scope, receive, send):
+        """Django's ``handle`` with every synchronous part of a request (the request_started
+        signal, the middleware and view, closing the response and so request_finished) in one
+        thread of ``RequestThreads``: its connections are opened, checked and closed where
+        they are used, as under WSGI. A response for a client that has gone is dropped by the
+        server; a synchronous view cannot be stopped part way anyway."""
         limit = setting("KINDGI_MAX_REQUEST_BYTES")
-        return await super().handle(scope, _Counted(receive, limit, _content_length(scope)), send)
+        try:
+            body_file = await self.read_body(_Counted(receive, limit, _content_length(scope)))
+        except RequestAborted:
+            return
+        async with self.threads.one() as thread:
+            with contextlib.closing(body_file):
+                response = await sync_to_async(self._respond, thread_sensitive=False, executor=thread)(
+                    scope, body_file
+                )
+                await self.send_response(response, send)
+                await sync_to_async(response.close, thread_sensitive=False, executor=thread)()
+
+    def _respond(self, scope, body_file) -> HttpResponse:
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            return error_response
+        response = self.get_response(request)
+        response._handler_class = self.__class__
+        return response
 
     async def read_body(self, receive):
         if receive.declared_too_large:

@@ -80,8 +80,9 @@ class Environment:
             return dj_database_url.parse(
                 url, conn_max_age=self.integer("KINDGI_DB_CONN_MAX_AGE", 60), conn_health_checks=True
             )
-        # Each request under daphne runs in a thread of its own, and Django's connections are
-        # per thread: without a pool every request would open a connection to PostgreSQL.
+        # Django's connections are per thread, and besides the web process's request threads
+        # (core.asgi) there are tool threads and request bursts: each would otherwise open a
+        # connection to PostgreSQL of its own.
         database = dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
         database.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
         return database

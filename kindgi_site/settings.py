@@ -106,6 +106,10 @@ DATABASES = {
             "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous="
             + ENV.choice("KINDGI_SQLITE_SYNCHRONOUS", "NORMAL", ("NORMAL", "FULL")),
         },
+        # Kept between requests by the thread that serves them (core.asgi.RequestThreads):
+        # opening one costs more than most requests' queries.
+        "CONN_MAX_AGE": ENV.integer("KINDGI_DB_CONN_MAX_AGE", 60),
+        "CONN_HEALTH_CHECKS": True,
         # A file, not shared memory: tests then lock and wait as the server does.
         "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
     }

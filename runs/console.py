@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from core.lookups import one_or_none
 from runs import timeline
 from runs.actions import do_cancel_run
 from runs.exceptions import RunStateError
@@ -27,8 +28,8 @@ def _run_or_none(request, run_id) -> Run | None:
     tenant = _tenant(request)
     if tenant is None:
         return None
-    return (
-        Run.objects.select_related("parent", "started_by", "service").filter(pk=run_id, tenant=tenant).first()
+    return one_or_none(
+        Run.objects.select_related("parent", "started_by", "service").filter(pk=run_id, tenant=tenant)
     )
 
 

@@ -6,6 +6,7 @@ from uuid import UUID
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from core.lookups import one_or_none
 from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_identity, wants_html
 from runs.events import entry_event, run_group
 from runs.models import Run
@@ -76,7 +77,7 @@ class RunConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
         self.identity = socket_identity(self.scope)
         if self.identity is None or self.identity.tenant_id is None:
             return None
-        return Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id).first()
+        return one_or_none(Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id))
 
     @database_sync_to_async
     def _history(self, after: int) -> tuple[list[dict], str]:

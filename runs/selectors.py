@@ -4,6 +4,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from core.lookups import one_or_none
 from runs.engine.state import RunState
 from runs.exceptions import RunNotFoundError, ScheduleNotFoundError
 from runs.models import JournalEntry, JournalKind, Run, RunStatus, Schedule
@@ -59,7 +60,7 @@ def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
 
 def run_get_for_tenant(tenant, run_id) -> Run:
     """The run, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
-    run = Run.objects.select_related("started_by", "service").filter(pk=run_id, tenant=tenant).first()
+    run = one_or_none(Run.objects.select_related("started_by", "service").filter(pk=run_id, tenant=tenant))
     if run is None:
         raise RunNotFoundError(f"there is no run {run_id}")
     return run

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from core.lookups import one_or_none
 from tenants.exceptions import ServiceAccountError
 from tenants.models import ApiToken, Membership, Tenant
 
@@ -73,7 +74,7 @@ def active_token(token: str) -> ApiToken | None:
     if not token.startswith(TOKEN_START) or token.count("_") < 2:
         return None
     prefix = token[len(TOKEN_START) :].split("_", 1)[0]
-    record = ApiToken.objects.select_related("user__membership__tenant").filter(prefix=prefix).first()
+    record = one_or_none(ApiToken.objects.select_related("user__membership__tenant").filter(prefix=prefix))
     if record is None or not hmac.compare_digest(record.token_hash, _hash(token)):
         return None
     if record.revoked_at is not None or not record.user.is_active:

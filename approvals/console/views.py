@@ -22,6 +22,7 @@ from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from core.errors import DomainError
+from core.lookups import one_or_none
 from runs.engine.waitpoints import CONNECTION_USE
 from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
@@ -32,7 +33,7 @@ AGES = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 
 def _context(request: HttpRequest):
     membership = getattr(request.user, "membership", None)
-    reviewer = Reviewer.objects.filter(user=request.user).first() if membership else None
+    reviewer = one_or_none(Reviewer.objects.filter(user=request.user)) if membership else None
     return membership, reviewer
 
 

@@ -29,9 +29,8 @@ def statements(captured: CaptureQueriesContext) -> list[str]:
 
 
 def reads_of_the_run(sql: list[str]) -> list[str]:
-    return [
-        statement for statement in sql if statement.startswith("SELECT") and 'FROM "runs_run"' in statement
-    ]
+    """Statements that read the run, alone or joined to what else they read."""
+    return [statement for statement in sql if statement.startswith("SELECT") and '"runs_run"' in statement]
 
 
 def gated_write() -> None:
@@ -75,6 +74,11 @@ def test_a_resume_ends_the_run_with_one_claimed_update():
     assert finish[1].startswith('INSERT INTO "runs_journalentry"')
     # The one read of the run is the decision's, which locks it.
     assert len(reads_of_the_run(sql)) == 1, "\n".join(reads_of_the_run(sql))
+    # Before the decision is written: the run and the approval (one statement where SQLite's
+    # write lock covers both; locked one after the other elsewhere), the reviewer, and the
+    # head of the tenant's decision chain (locked through the tenant's row elsewhere).
+    reads = sql[: next(index for index, statement in enumerate(sql) if statement.startswith("INSERT"))]
+    assert len(reads) == (5 if connection.features.has_select_for_update else 3), "\n".join(reads)
 
 
 def test_a_run_cancelled_before_its_suspension_is_written_keeps_no_approval(monkeypatch):

@@ -6,6 +6,7 @@ from typing import Any
 from rest_framework.renderers import JSONRenderer
 
 from approvals.models import Approval, Decision
+from core.api.representation import represent
 
 
 def _plain(data) -> Any:
@@ -15,10 +16,10 @@ def _plain(data) -> Any:
 def approval_json(approval: Approval) -> dict[str, Any]:
     from approvals.api.serializers import ApprovalSerializer
 
-    return _plain(ApprovalSerializer(approval).data)
+    return _plain(represent(ApprovalSerializer, approval))
 
 
 def decision_json(decision: Decision) -> dict[str, Any]:
     from approvals.api.serializers import DecisionSerializer
 
-    return _plain(DecisionSerializer(decision).data)
+    return _plain(represent(DecisionSerializer, decision))

@@ -29,6 +29,7 @@ from core.api.errors import domain_error
 from core.api.fields import choice_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantAdmin, IsTenantMember
+from core.api.representation import represent
 from core.errors import DomainError
 
 
@@ -56,7 +57,9 @@ class ApprovalDetailApi(APIView):
     @extend_schema(responses=ApprovalSerializer)
     def get(self, request, approval_id):
         return Response(
-            ApprovalSerializer(approval_get_for_tenant(request.user.membership.tenant, approval_id)).data
+            represent(
+                ApprovalSerializer, approval_get_for_tenant(request.user.membership.tenant, approval_id)
+            )
         )
 
 
@@ -72,7 +75,7 @@ class ApprovalCompleteApi(APIView):
         completion = check_complete_approval(
             approval_id=approval_id, acting_user=request.user, **data.validated_data
         )
-        return Response(CompletionSerializer(completion).data)
+        return Response(represent(CompletionSerializer, completion))
 
 
 class ApprovalDecisionsApi(APIView):

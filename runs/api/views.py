@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 from core.api.fields import choice_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantMember
+from core.api.representation import represent
 from runs.actions import check_start_run, do_cancel_run
 from runs.api.serializers import (
     JournalEntrySerializer,
@@ -73,7 +74,7 @@ class RunListStartApi(generics.ListAPIView):
             connections=fields.get("connections"),
             acting_user=request.user,
         )
-        return Response(RunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(represent(RunDetailSerializer, run), status=status.HTTP_201_CREATED)
 
 
 class RunDetailApi(APIView):
@@ -81,7 +82,8 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=RunDetailSerializer)
     def get(self, request, run_id):
-        return Response(RunDetailSerializer(run_get_for_tenant(request.user.membership.tenant, run_id)).data)
+        run = run_get_for_tenant(request.user.membership.tenant, run_id)
+        return Response(represent(RunDetailSerializer, run))
 
 
 class RunJournalApi(APIView):
@@ -112,7 +114,7 @@ class RunCancelApi(APIView):
         run = run_get_for_tenant(request.user.membership.tenant, run_id)
         do_cancel_run(run.pk, reason="cancelled through the API", acting_user=request.user)
         run.refresh_from_db()
-        return Response(RunDetailSerializer(run).data)
+        return Response(represent(RunDetailSerializer, run))
 
 
 def _schedule_fields(request, fields: dict) -> dict:

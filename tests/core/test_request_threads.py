@@ -53,6 +53,16 @@ def seen():
     request_finished.disconnect(seen.on_finished)
 
 
+@pytest.fixture
+def handler():
+    handler = LimitedASGIHandler()
+    yield handler
+    # What the process would close as it exits: the kept threads' connections.
+    for thread in handler.threads.idle:
+        thread.submit(connections.close_all).result(timeout=10)
+        thread.shutdown()
+
+
 async def get(handler, path: str = "/healthz") -> int:
     communicator = HttpCommunicator(handler, "GET", path, headers=[(b"host", b"127.0.0.1")])
     response = await communicator.get_response(timeout=10)
@@ -60,8 +70,7 @@ async def get(handler, path: str = "/healthz") -> int:
     return response["status"]
 
 
-def test_requests_one_after_another_share_a_thread_and_its_connection(seen):
-    handler = LimitedASGIHandler()
+def test_requests_one_after_another_share_a_thread_and_its_connection(seen, handler):
 
     async def three():
         return [await get(handler) for _ in range(3)]
@@ -77,8 +86,7 @@ def test_requests_one_after_another_share_a_thread_and_its_connection(seen):
         assert len({id(raw) for _, _, raw in seen.finished}) == 1
 
 
-def test_a_request_does_not_wait_for_one_still_running(seen):
-    handler = LimitedASGIHandler()
+def test_a_request_does_not_wait_for_one_still_running(seen, handler):
 
     async def one_held_and_one_served():
         seen.hold_next = True
@@ -93,8 +101,7 @@ def test_a_request_does_not_wait_for_one_still_running(seen):
     assert len(set(seen.started)) == 2
 
 
-def test_threads_beyond_those_kept_close_their_connections(seen):
-    handler = LimitedASGIHandler()
+def test_threads_beyond_those_kept_close_their_connections(seen, handler):
     handler.threads.keep = 1
 
     async def two_at_once():

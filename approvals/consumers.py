@@ -7,6 +7,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.events import approvals_group
+from core.consumers import NoConnectionHopPerMessage
 from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_identity, wants_html
 
 # For the console's approval page: fetch its decision panel again (decided elsewhere, expired).
@@ -21,7 +22,7 @@ REFRESH_QUEUE = (
 )
 
 
-class ApprovalsConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
+class ApprovalsConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
     """The tenant's approval events, to its members; closes (4401, 4403) once access is gone."""
 
     async def connect(self):

@@ -6,6 +6,7 @@ from uuid import UUID
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from core.consumers import NoConnectionHopPerMessage
 from core.lookups import one_or_none
 from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_identity, wants_html
 from runs.events import entry_event, run_group
@@ -19,7 +20,7 @@ REFRESH_RUN = (
 )
 
 
-class RunConsumer(KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
+class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
     """Authorises at connect (session or API token, the run in the user's tenant), joins the run's
     group, then sends the entries after ``?after=`` (marked ``replayed``) and a ``replay.done``
     event with the run's status, then the live ones; each entry once. Closes (4401, 4403) once

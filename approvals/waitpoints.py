@@ -10,6 +10,7 @@ from approvals.events import CANCELLED, CREATED, announce
 from approvals.models import Approval, ApprovalStatus
 from approvals.roles import lowest_role
 from core.conf import setting
+from core.rows import insert_rows
 from runs.calls import starter_of
 from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from runs.models import Run
@@ -59,7 +60,7 @@ class ApprovalWaitpoints:
             version = run.tenant.config_version if Run.tenant.is_cached(run) else None
             escalation = approval_escalation(run.tenant_id, gate.get("ruleId"), config_version=version)
             now = timezone.now()
-            approval = Approval.objects.create(
+            approval = Approval(
                 **identity,
                 # The run's tenant, read with the locked run: its config version comes with it.
                 **({"tenant": run.tenant} if Run.tenant.is_cached(run) else {"tenant_id": run.tenant_id}),
@@ -81,6 +82,7 @@ class ApprovalWaitpoints:
                 escalation=escalation,
                 escalation_due_at=due_at(now, escalation, 0),
             )
+            insert_rows([approval])  # the suspension's costliest write, were it Model.save's
             announce(approval, CREATED)  # its deciders are told by the sweeper (notifications)
         return {**waitpoint, "approvalId": str(approval.pk)}
 

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.conf import setting
+from core.rows import insert_rows
 from core.secrets import scrub_secrets, scrub_secrets_in_json
 from kindgi import AgentDefinition
 from runs import waitpoints
@@ -63,22 +64,9 @@ ENTRY_COLUMNS = ("run", "sequence", "kind", "node_id", "created_at", "duration_m
 
 
 def _insert(written: list[JournalEntry]) -> None:
-    """One INSERT for the entries, built here: the journal's most frequent write, for which
-    ``bulk_create`` costs more to build than the statement costs to run. Nothing reads the
+    """One INSERT for the entries: the journal's most frequent write. Nothing reads the
     entries' ids back (they are known by run and sequence)."""
-    fields = [JournalEntry._meta.get_field(name) for name in ENTRY_COLUMNS]
-    quoted = connection.ops.quote_name
-    row = f"({', '.join(['%s'] * len(fields))})"
-    params = [
-        field.get_db_prep_save(getattr(entry, field.attname), connection)
-        for entry in written
-        for field in fields
-    ]
-    columns = ", ".join(quoted(field.column) for field in fields)
-    rows = ", ".join([row] * len(written))
-    sql = f"INSERT INTO {quoted(JournalEntry._meta.db_table)} ({columns}) VALUES {rows}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    insert_rows(written, fields=ENTRY_COLUMNS)
 
 
 def publish_now(run: Run, entries: list[JournalEntry]) -> None:
@@ -125,7 +113,7 @@ def start_claimed(run: Run, *, token: str) -> Claim:
     # The entry first, so that the run's row is written once with its sequence: the foreign
     # key to the run is checked when the transaction commits (Django makes them deferred).
     written = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
-    run.save(force_insert=True)
+    insert_rows([run])
     return Claim(run, written)
 
 

@@ -1,0 +1,82 @@
+"""``insert_rows`` writes a new row as ``save(force_insert=True)`` would, in a statement of its
+own: every field, those with a database default too, and the instance saved from then on."""
+
+import uuid
+
+import pytest
+from django.db.models.expressions import DatabaseDefault
+
+from core.rows import insert_rows
+from runs.models import Run, Trigger
+from tests.factories import default_tenant, member
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WRITTEN_WHEN = {"id", "created_at", "updated_at"}
+CONVERSATION = uuid.uuid4()
+
+
+def service_account():
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(username="svc").first() or member("svc")
+
+
+def a_run(**fields) -> Run:
+    tenant = default_tenant()
+    return Run(
+        tenant=tenant,
+        flow_key="agent.turn",
+        flow_version="1.1.0",
+        agent_key="acme-ops.status-agent",
+        agent_version="0.1.0",
+        input={"userMessage": "Up.", "list": [1, 2.5, None, True], "nested": {"ü": "ß"}},
+        messages=[{"role": "user", "content": "Up."}],
+        trigger=Trigger.SERVICE,  # not the column's database default
+        service=service_account(),
+        connection_owners={"tracker": {"username": "ada", "label": "Ada's"}},
+        conversation_id=CONVERSATION,
+        **fields,
+    )
+
+
+def stored(run: Run) -> dict:
+    return {
+        field.attname: value
+        for field in Run._meta.concrete_fields
+        if field.attname not in WRITTEN_WHEN
+        for value in [Run.objects.values_list(field.attname, flat=True).get(pk=run.pk)]
+    }
+
+
+def test_a_run_is_stored_as_save_stores_it():
+    saved, inserted = a_run(), a_run()
+    saved.save(force_insert=True)
+    insert_rows([inserted])
+    assert stored(inserted) == stored(saved)
+    assert stored(inserted)["trigger"] == "service"
+    assert inserted.created_at is not None
+    assert inserted.updated_at is not None
+
+
+def test_an_inserted_row_is_saved_from_then_on():
+    run = a_run()
+    insert_rows([run])
+    run.status = "running"
+    run.save(update_fields=["status"])  # an UPDATE: a second INSERT would break the primary key
+    assert Run.objects.get(pk=run.pk).status == "running"
+    assert Run.objects.count() == 1
+
+
+def test_several_rows_in_one_statement():
+    runs = [a_run(), a_run(), a_run()]
+    insert_rows(runs)
+    assert set(Run.objects.values_list("pk", flat=True)) == {run.pk for run in runs}
+
+
+def test_a_value_only_the_database_knows_is_refused():
+    run = a_run()
+    run.trigger = DatabaseDefault(Run._meta.get_field("trigger").db_default)
+    with pytest.raises(TypeError, match=r"runs\.Run\.trigger"):
+        insert_rows([run])
+    assert not Run.objects.exists()

@@ -12,6 +12,12 @@ TEST_ENCRYPTION_KEY = "dGVzdHMtb25seS1rZXktdGhhdC1pcy0zMi1ieXRlcyE="
 if not settings.KINDGI_ENCRYPTION_KEY:
     settings.KINDGI_ENCRYPTION_KEY = TEST_ENCRYPTION_KEY
 
+# MCP servers are listed when a test asks. Importing the ASGI application (the socket tests do)
+# would otherwise start the process's refresher thread, which lists every server on its own
+# schedule, in the middle of whichever test runs then: once, a listing raced an MCP fixture's
+# own and wrote the same tool twice.
+settings.KINDGI_MCP_REFRESH_SECONDS = 0
+
 
 @pytest.fixture(autouse=True)
 def _fresh_sample_systems():

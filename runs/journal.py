@@ -39,7 +39,6 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
     Precondition: ``run`` is locked (select_for_update, or the claim's UPDATE) in this
     transaction, so ``last_sequence`` is ours to bump."""
     written = []
-    now = timezone.now()
     for entry in entries:
         run.last_sequence += 1
         written.append(
@@ -48,25 +47,20 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
                 sequence=run.last_sequence,
                 kind=entry.kind,
                 node_id=entry.node_id,
-                created_at=now,
                 duration_ms=entry.duration_ms,
                 payload=scrub_secrets(entry.payload or {}),
             )
         )
     if written:
-        _insert(written)
+        # One INSERT, built for them: the journal's most frequent write. Nothing reads the
+        # entries' ids back (they are known by run and sequence); created_at is set as it goes.
+        insert_rows(written, fields=ENTRY_COLUMNS)
         # Published after commit with the run as it stands then, so the events' status is final.
         transaction.on_commit(lambda: publish_now(run, written))
     return written
 
 
 ENTRY_COLUMNS = ("run", "sequence", "kind", "node_id", "created_at", "duration_ms", "payload")
-
-
-def _insert(written: list[JournalEntry]) -> None:
-    """One INSERT for the entries: the journal's most frequent write. Nothing reads the
-    entries' ids back (they are known by run and sequence)."""
-    insert_rows(written, fields=ENTRY_COLUMNS)
 
 
 def publish_now(run: Run, entries: list[JournalEntry]) -> None:

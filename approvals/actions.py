@@ -25,7 +25,8 @@ from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from core.errors import DomainError
-from core.lookups import one_or_none
+from core.prepared import Param, Prepared
+from core.rows import update_row
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
@@ -222,7 +223,7 @@ def do_complete_approval(
     A refused decision (not the decider's to take, or an edit the policy would not let run)
     changes nothing: the approval stays pending."""
     run, approval = _locked_for_decision(approval_id, tenant)
-    reviewer = one_or_none(Reviewer.objects.filter(user=acting_user, tenant=tenant))
+    reviewer = _REVIEWER.one_or_none(user=acting_user.pk, tenant=tenant.pk)
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
     edited, digest = None, approval.digest
@@ -265,7 +266,7 @@ def do_complete_approval(
     approval.status = ApprovalStatus.APPROVED if decision == DecisionKind.APPROVE else ApprovalStatus.REJECTED
     approval.decided_at = now
     approval.decision = record
-    approval.save(update_fields=["status", "decided_at", "decision", "approvals_given"])
+    update_row(approval, ["status", "decided_at", "decision", "approvals_given"])
     approvers = [given["reviewer"] for given in approval.approvals_given]
     resolution = {
         "decision": decision,
@@ -290,23 +291,42 @@ def do_complete_approval(
     return Completion(approval=approval, decision=record)
 
 
+_APPROVAL_KEY = Param("approval", Approval._meta.pk)
+_TENANT_KEY = Param("tenant", Approval._meta.get_field("tenant"))
+# SQLite: the transaction began by taking the database's one write lock, so what it reads
+# cannot change under it, and one statement reads both.
+_APPROVAL_WITH_RUN = Prepared(
+    lambda: (
+        Approval.objects.select_related("run__tenant").filter(pk=_APPROVAL_KEY, tenant=_TENANT_KEY).order_by()
+    )
+)
+# Where rows are locked one by one: the run through its approval, then the approval.
+_RUN_LOCKED = Prepared(
+    lambda: (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("tenant")
+        .filter(tenant=_TENANT_KEY, approvals=_APPROVAL_KEY)
+        .order_by()
+    )
+)
+_APPROVAL_LOCKED = Prepared(lambda: Approval.objects.select_for_update().filter(pk=_APPROVAL_KEY).order_by())
+_REVIEWER = Prepared(
+    lambda: Reviewer.objects.filter(
+        user=Param("user", Reviewer._meta.get_field("user")),
+        tenant=Param("tenant", Reviewer._meta.get_field("tenant")),
+    ).order_by()
+)
+
+
 def _locked_for_decision(approval_id: UUID, tenant) -> tuple[Run, Approval]:
     """The approval of ``tenant`` and its run, the run locked first, then the approval (the order
     every path takes). The run comes with its tenant (read, not locked): the run goes on in this
     process, gated by the tenant's configuration as it is now."""
     if connection.features.has_select_for_update:
-        run = one_or_none(
-            Run.objects.select_for_update(of=("self",))
-            .select_related("tenant")
-            .filter(tenant=tenant, approvals=approval_id)
-        )
-        approval = Approval.objects.select_for_update().get(pk=approval_id) if run is not None else None
+        run = _RUN_LOCKED.one_or_none(tenant=tenant.pk, approval=approval_id)
+        approval = _APPROVAL_LOCKED.one_or_none(approval=approval_id) if run is not None else None
     else:
-        # SQLite: the transaction began by taking the database's one write lock, so what it
-        # reads cannot change under it, and one statement reads both.
-        approval = one_or_none(
-            Approval.objects.select_related("run__tenant").filter(pk=approval_id, tenant=tenant)
-        )
+        approval = _APPROVAL_WITH_RUN.one_or_none(approval=approval_id, tenant=tenant.pk)
         run = approval.run if approval is not None else None
     if approval is None:
         raise ApprovalNotFoundError(f"there is no approval {approval_id}")

@@ -15,9 +15,21 @@ from typing import Any
 from django.db import connection
 
 from approvals.models import Decision
+from core.prepared import Param, Prepared
+from core.rows import insert_rows
 from tenants.models import Tenant
 
 GENESIS = "sha256:" + "0" * 64
+
+_TENANT_KEY = Param("tenant", Decision._meta.get_field("tenant"))
+_CHAIN_END = Prepared(
+    lambda: (
+        Decision.objects.filter(tenant=_TENANT_KEY).order_by("-sequence").values_list("sequence", "hash")[:1]
+    )
+)
+_TENANT_LOCKED = Prepared(
+    lambda: Tenant.objects.select_for_update().filter(pk=Param("tenant", Tenant._meta.pk)).values_list("pk")
+)
 
 
 def decision_hash(decision: Decision) -> str:
@@ -45,19 +57,14 @@ def do_append_decision(*, approval, **fields: Any) -> Decision:
     Precondition: inside the decision's transaction (the run and the approval are locked)."""
     if connection.features.has_select_for_update:
         # Where rows are locked one by one (PostgreSQL); SQLite's writers take turns anyway.
-        Tenant.objects.select_for_update().only("pk").get(pk=approval.tenant_id)
-    last = (
-        Decision.objects.filter(tenant_id=approval.tenant_id)
-        .order_by("-sequence")
-        .values_list("sequence", "hash")
-        .first()
-    )
+        _TENANT_LOCKED.rows(tenant=approval.tenant_id)
+    last = _CHAIN_END.one_or_none(tenant=approval.tenant_id)
     sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS)
     decision = Decision(
         approval=approval, tenant_id=approval.tenant_id, sequence=sequence, previous_hash=previous, **fields
     )
     decision.hash = decision_hash(decision)
-    decision.save(force_insert=True)
+    insert_rows([decision])  # an audit record: written once, never saved again
     return decision
 
 

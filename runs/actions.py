@@ -13,6 +13,7 @@ from uuid import UUID, uuid4
 from django.db import transaction
 from django.utils import timezone
 
+from core.prepared import Param, Prepared
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
@@ -178,6 +179,13 @@ def _check_conversation(
         )
 
 
+_CONFIG_VERSION = Prepared(
+    lambda: (
+        Tenant.objects.filter(pk=Param("tenant", Tenant._meta.pk)).order_by().values_list("config_version")
+    )
+)
+
+
 @transaction.atomic(durable=True)
 def do_create_run(
     *,
@@ -209,7 +217,7 @@ def do_create_run(
     if runs_in_this_process():
         # Executed here once this commits: made claimed, so no claim of its own is needed. Its
         # gates are the tenant's configuration as it is now, whenever the caller read the tenant.
-        tenant.refresh_from_db(fields=["config_version"])
+        (tenant.config_version,) = _CONFIG_VERSION.one_or_none(tenant=tenant.pk)
         token = uuid4().hex
         claim = start_claimed(run, token=token)
         execute_claimed_on_commit(claim, token, then=lambda finished: _executed_into(run, finished))

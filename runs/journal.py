@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.conf import setting
-from core.rows import insert_rows
+from core.rows import insert_rows, update_row
 from core.secrets import scrub_secrets, scrub_secrets_in_json
 from kindgi import AgentDefinition
 from runs import waitpoints
@@ -54,7 +54,7 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
     if written:
         # One INSERT, built for them: the journal's most frequent write. Nothing reads the
         # entries' ids back (they are known by run and sequence); created_at is set as it goes.
-        insert_rows(written, fields=ENTRY_COLUMNS)
+        insert_rows(written, fields=ENTRY_COLUMNS, read_keys=False)
         # Published after commit with the run as it stands then, so the events' status is final.
         transaction.on_commit(lambda: publish_now(run, written))
     return written
@@ -397,5 +397,5 @@ def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
     # It goes on here once this commits: claimed now, so no claim of its own is needed.
     token = uuid4().hex
     _claimed_by(run, token)
-    run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at", *CLAIM_FIELDS])
+    update_row(run, ["status", "waitpoint", "last_sequence", "updated_at", *CLAIM_FIELDS])
     execute_claimed_on_commit(Claim(run, None), token, then=lambda finished: None)

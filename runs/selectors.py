@@ -4,7 +4,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from core.lookups import one_or_none
+from core.prepared import Param, Prepared
 from runs.engine.state import RunState
 from runs.exceptions import RunNotFoundError, ScheduleNotFoundError
 from runs.models import JournalEntry, JournalKind, Run, RunStatus, Schedule
@@ -42,9 +42,16 @@ def conversation_approvals(run: Run) -> set[str]:
     return {tool for entries in by_turn.values() for tool in RunState.fold(entries).approved_tools()}
 
 
+_JOURNAL = Prepared(
+    lambda: JournalEntry.objects.filter(run=Param("run", JournalEntry._meta.get_field("run"))).order_by(
+        "sequence"
+    )
+)
+
+
 def run_journal(run: Run) -> list[JournalEntry]:
     """The run's journal, in order: what ``RunState.fold`` replays."""
-    return list(run.journal.order_by("sequence"))
+    return _JOURNAL.rows(run=run.pk)
 
 
 def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
@@ -58,9 +65,18 @@ def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
     return runs.order_by("-created_at")
 
 
+_RUN_OF_TENANT = Prepared(
+    lambda: (
+        Run.objects.select_related("started_by", "service")
+        .filter(pk=Param("run", Run._meta.pk), tenant=Param("tenant", Run._meta.get_field("tenant")))
+        .order_by()
+    )
+)
+
+
 def run_get_for_tenant(tenant, run_id) -> Run:
     """The run, if it belongs to ``tenant``; otherwise it does not exist for the caller."""
-    run = one_or_none(Run.objects.select_related("started_by", "service").filter(pk=run_id, tenant=tenant))
+    run = _RUN_OF_TENANT.one_or_none(run=run_id, tenant=tenant.pk)
     if run is None:
         raise RunNotFoundError(f"there is no run {run_id}")
     return run

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from core.lookups import one_or_none
+from core.prepared import Param, Prepared
 from tenants.exceptions import ServiceAccountError
 from tenants.models import ApiToken, Membership, Tenant
 
@@ -67,6 +67,15 @@ def bearer_token(authorization: str) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+_TOKEN_BY_PREFIX = Prepared(
+    lambda: (
+        ApiToken.objects.select_related("user__membership__tenant")
+        .filter(prefix=Param("prefix", ApiToken._meta.get_field("prefix")))
+        .order_by()
+    )
+)
+
+
 def active_token(token: str) -> ApiToken | None:
     """The token's record, with its user (and the user's membership and tenant, which every
     API call asks for next), if it is active and its user too; None otherwise. Compares hashes
@@ -74,7 +83,7 @@ def active_token(token: str) -> ApiToken | None:
     if not token.startswith(TOKEN_START) or token.count("_") < 2:
         return None
     prefix = token[len(TOKEN_START) :].split("_", 1)[0]
-    record = one_or_none(ApiToken.objects.select_related("user__membership__tenant").filter(prefix=prefix))
+    record = _TOKEN_BY_PREFIX.one_or_none(prefix=prefix)
     if record is None or not hmac.compare_digest(record.token_hash, _hash(token)):
         return None
     if record.revoked_at is not None or not record.user.is_active:

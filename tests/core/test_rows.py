@@ -1,13 +1,15 @@
 """``insert_rows`` writes a new row as ``save(force_insert=True)`` would, in a statement of its
-own: every field, those with a database default too, and the instance saved from then on."""
+own: every field, those with a database default too, and the instance saved from then on.
+``update_row`` writes named fields as ``save(update_fields=…)`` would."""
 
 import uuid
 
 import pytest
+from django.db import DatabaseError
 from django.db.models.expressions import DatabaseDefault
 
-from core.rows import insert_rows
-from runs.models import Run, Trigger
+from core.rows import insert_rows, update_row
+from runs.models import JournalEntry, Run, Trigger
 from tests.factories import default_tenant, member
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,4 +81,38 @@ def test_a_value_only_the_database_knows_is_refused():
     run.trigger = DatabaseDefault(Run._meta.get_field("trigger").db_default)
     with pytest.raises(TypeError, match=r"runs\.Run\.trigger"):
         insert_rows([run])
+    assert not Run.objects.exists()
+
+
+def test_a_key_the_database_makes_is_read_back_in_order():
+    run = a_run()
+    insert_rows([run])
+    entries = [JournalEntry(run=run, sequence=sequence, kind="run.started") for sequence in (1, 2, 3)]
+    insert_rows(entries)
+    assert [entry.pk for entry in entries] == list(
+        JournalEntry.objects.filter(run=run).order_by("sequence").values_list("pk", flat=True)
+    )
+    unread = [JournalEntry(run=run, sequence=4, kind="run.started")]
+    insert_rows(unread, read_keys=False)
+    assert unread[0].pk is None
+    assert JournalEntry.objects.filter(run=run).count() == 4
+
+
+def test_an_update_writes_what_save_with_update_fields_writes():
+    updated, saved = a_run(), a_run()
+    insert_rows([updated, saved])
+    stamped = Run.objects.get(pk=updated.pk).updated_at
+    for run in (updated, saved):
+        run.status, run.waitpoint, run.output = "suspended", {"kind": "approval"}, {"left": "alone"}
+    saved.save(update_fields=["status", "waitpoint", "updated_at"])
+    update_row(updated, ["status", "waitpoint", "updated_at"])
+    assert stored(updated) == stored(saved)
+    assert stored(updated)["output"] is None  # a field not named is not written
+    assert Run.objects.get(pk=updated.pk).updated_at > stamped  # auto_now, as save sets it
+
+
+def test_an_update_of_a_row_that_is_not_there_says_so():
+    run = a_run()
+    with pytest.raises(DatabaseError, match="is not there to update"):
+        update_row(run, ["status"])
     assert not Run.objects.exists()

@@ -80,7 +80,8 @@ class ModelRequest:
             if message["role"] == "user":
                 break
             if message["role"] == "tool":
-                results.insert(0, message)
+                results.append(message)
+        results.reverse()  # inserting each at the front made a long turn's step quadratic
         return results
 
 

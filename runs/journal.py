@@ -7,6 +7,7 @@ to the run's channel groups once their transaction commits.
 """
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple
 from uuid import UUID, uuid4
@@ -32,7 +33,18 @@ def _lease() -> timedelta:
     return timedelta(seconds=setting("KINDGI_RUN_LEASE_SECONDS"))
 
 
-def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
+@dataclass(slots=True)
+class HeldRun:
+    """What appending to a run's journal needs of it, for a writer that holds the run's claim
+    and has not read it (making a ``Run`` costs more than the entries it carries)."""
+
+    pk: UUID
+    status: str
+    parent_id: UUID | None
+    last_sequence: int
+
+
+def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[JournalEntry]:
     """Append entries in one statement and have them published together once the transaction
     commits.
 
@@ -43,7 +55,7 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
         run.last_sequence += 1
         written.append(
             JournalEntry(
-                run=run,
+                run_id=run.pk,
                 sequence=run.last_sequence,
                 kind=entry.kind,
                 node_id=entry.node_id,
@@ -63,7 +75,7 @@ def append_entries(run: Run, entries: Iterable[Entry]) -> list[JournalEntry]:
 ENTRY_COLUMNS = ("run", "sequence", "kind", "node_id", "created_at", "duration_ms", "payload")
 
 
-def publish_now(run: Run, entries: list[JournalEntry]) -> None:
+def publish_now(run: Run | HeldRun, entries: list[JournalEntry]) -> None:
     from core.channels import send_to_groups
     from runs.events import entry_event, run_group
 
@@ -174,10 +186,8 @@ def do_record(
     if claimed is None:
         raise LostClaimError(f"run {run_id} is no longer held by this executor")
     last_sequence, parent_id = claimed
-    run = Run(
-        id=run_id, status=RunStatus.RUNNING, last_sequence=last_sequence - len(entries), parent_id=parent_id
-    )
-    append_entries(run, entries)
+    held = HeldRun(run_id, RunStatus.RUNNING, parent_id, last_sequence - len(entries))
+    append_entries(held, entries)
     for entry in entries:
         if entry.kind in (EntryKind.TOOL_COMPLETED, EntryKind.TOOL_FAILED) and entry.duration_ms is not None:
             outcome = "completed" if entry.kind == EntryKind.TOOL_COMPLETED else "failed"

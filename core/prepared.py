@@ -3,13 +3,11 @@
 Compiling a queryset costs more than running it: the approval cycle's read of an approval
 with its run and tenant took 1.32 ms to compile and 0.21 ms to run (SQLite). A ``Prepared``
 read is an ordinary queryset, built once with a ``Param`` where each value goes; what Django
-compiled for it is kept beside the connection and run again with the values of each call.
+compiled for it is kept on the connection and run again with the values of each call.
 """
 
-import threading
 from collections.abc import Callable
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Expression, Field, Model, QuerySet
@@ -91,16 +89,15 @@ class Prepared[M: Model]:
 
     def __init__(self, build: Callable[[], QuerySet[M]]):
         self._build = build
-        self._statements: WeakKeyDictionary[Any, _Statement] = WeakKeyDictionary()
-        self._lock = threading.Lock()
 
     def rows(self, *, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list:
         connection = connections[using]
-        statement = self._statements.get(connection)
+        # Kept on the connection (one thread's) rather than beside it: what Django compiled
+        # refers to the connection, so a cache of its own would keep every thread's alive.
+        statements = vars(connection).setdefault(STATEMENTS, {})
+        statement = statements.get(self)
         if statement is None:
-            statement = _Statement(self._build(), connection)
-            with self._lock:
-                self._statements[connection] = statement
+            statement = statements[self] = _Statement(self._build(), connection)
         return statement.run(connection, values)
 
     def one_or_none(self, *, using: str = DEFAULT_DB_ALIAS, **values: Any) -> M | None:
@@ -109,3 +106,6 @@ class Prepared[M: Model]:
         if len(found) > 1:
             raise TypeError(f"a read on a unique key found {len(found)} rows")
         return found[0] if found else None
+
+
+STATEMENTS = "kindgi_prepared_statements"

@@ -1,11 +1,13 @@
 """A ``Prepared`` read gives what its queryset gives, with the values of each call, from SQL
 Django compiled once for the connection."""
 
+import gc
 import threading
+import weakref
 from unittest import mock
 
 import pytest
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models.sql.compiler import SQLCompiler
 from django.db.transaction import TransactionManagementError
 from django.forms.models import model_to_dict
@@ -130,3 +132,21 @@ def test_annotations_are_refused():
     counted = Prepared(lambda: Run.objects.annotate(entries=Count("journal")).filter(pk=RUN_KEY))
     with pytest.raises(TypeError, match="annotations"):
         counted.rows(run=a_run("Up.").pk)
+
+
+def test_a_thread_that_ends_leaves_its_connection_to_be_collected():
+    run = a_run("Up.")
+    reads = Prepared(lambda: Run.objects.filter(pk=RUN_KEY).order_by())
+    used = []
+
+    def read():
+        assert reads.one_or_none(run=run.pk).pk == run.pk
+        used.append(weakref.ref(connections[DEFAULT_DB_ALIAS]))
+        connection.close()
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join()
+    gc.collect()
+    assert used
+    assert used[0]() is None

@@ -4,7 +4,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from packs.acme_ops.status_page import STATUS_PAGE
@@ -282,6 +282,8 @@ def test_concurrent_appends_to_one_journal_stay_gapless():
                 do_record(run.pk, token="someone-else", entries=[Entry(kind="tool.completed", payload={})])
         except Exception as error:  # surfaced below
             errors.append(error)
+        finally:
+            connection.close()  # a pool's connection not given back is lost to the tests after
 
     threads = [threading.Thread(target=append_ten) for _ in range(8)]
     for thread in threads:

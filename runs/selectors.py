@@ -1,6 +1,6 @@
 """Reads of runs and journals."""
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Q
 
@@ -42,16 +42,26 @@ def conversation_approvals(run: Run) -> set[str]:
     return {tool for entries in by_turn.values() for tool in RunState.fold(entries).approved_tools()}
 
 
-_JOURNAL = Prepared(
-    lambda: JournalEntry.objects.filter(run=Param("run", JournalEntry._meta.get_field("run"))).order_by(
-        "sequence"
+class Replayed(NamedTuple):
+    """A journal entry as ``RunState.fold`` reads it."""
+
+    kind: str
+    node_id: str
+    payload: dict[str, Any] | None
+
+
+_REPLAY = Prepared(
+    lambda: (
+        JournalEntry.objects.filter(run=Param("run", JournalEntry._meta.get_field("run")))
+        .order_by("sequence")
+        .values_list("kind", "node_id", "payload")
     )
 )
 
 
-def run_journal(run: Run) -> list[JournalEntry]:
-    """The run's journal, in order: what ``RunState.fold`` replays."""
-    return _JOURNAL.rows(run=run.pk)
+def run_journal(run: Run) -> list[Replayed]:
+    """The run's journal, in order, as ``RunState.fold`` replays it."""
+    return [Replayed(*row) for row in _REPLAY.rows(run=run.pk)]
 
 
 def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):

@@ -85,7 +85,8 @@ class Prepared[M: Model]:
 
     It gives what iterating the queryset gives (model instances, with what select_related
     follows; or tuples from values_list), without the queryset's other features: no prefetch,
-    no annotations, no known related objects."""
+    no annotations, no known related objects. Whatever ``build`` puts in the queryset other
+    than a ``Param`` is fixed from the first call on: a value that changes must be a Param."""
 
     def __init__(self, build: Callable[[], QuerySet[M]]):
         self._build = build

@@ -18,6 +18,10 @@ from tests.runs.test_db_worker import database_queue  # noqa: F401  (the fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LEASE_SECONDS = 2
+# The workers' sessions carry this name (libpq reads PGAPPNAME), so that ending the killed one's
+# ends nothing else: this process's idle pooled connections ended too would each cost the
+# pool's next checkout a back-off, and its 10 s ran out.
+WORKER_SESSIONS = "kindgi-test-worker"
 
 
 def worker(*extra: str) -> subprocess.Popen:
@@ -28,6 +32,7 @@ def worker(*extra: str) -> subprocess.Popen:
             "KINDGI_TASKS": "db",
             "KINDGI_PACKS": "packs.my_pack,packs.acme_ops,tests.pack_fixtures.probes",
             "KINDGI_RUN_LEASE_SECONDS": str(LEASE_SECONDS),
+            "PGAPPNAME": WORKER_SESSIONS,
         }
     )
     return subprocess.Popen(
@@ -56,14 +61,15 @@ def wait_for(condition, *, seconds: float, what: str) -> None:
 
 
 def end_sessions_of_the_dead() -> None:
-    """A killed process cannot close its database sessions; on PostgreSQL, end them now (the only
-    other sessions at this point are the killed worker's) so the test database can be dropped later."""
+    """A killed process cannot close its database sessions; on PostgreSQL, end them now (the
+    workers' only: none but the killed one is running) so the test database can be dropped later."""
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "WHERE datname = current_database() AND application_name = %s",
+            [WORKER_SESSIONS],
         )
 
 

@@ -1,6 +1,6 @@
 """Writing rows with statements built here, for the few the hot path writes."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 
 from django.db import DatabaseError, connection, models
@@ -35,10 +35,7 @@ def insert_rows(
     # A key the database makes is read back as save() reads it (in the rows' order, as
     # bulk_create relies on for both databases), unless nothing will read it.
     made_key = read_keys and meta.pk not in chosen and isinstance(meta.pk, AutoFieldMixin)
-    sql = _statement(
-        ("insert", meta.label, names, len(rows), made_key),
-        lambda: _insert_sql(meta, chosen, len(rows), made_key),
-    )
+    sql = _insert_sql(connection.vendor, type(rows[0]), names, len(rows), made_key)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         keys = cursor.fetchall() if made_key else ()
@@ -61,7 +58,7 @@ def update_row(row: models.Model, fields: Sequence[str]) -> None:
             raise TypeError(f"{meta.label}.{field.name} is an expression; save() writes that one")
         params.append(field.get_db_prep_save(value, connection))
     params.append(meta.pk.get_db_prep_value(row.pk, connection))
-    sql = _statement(("update", meta.label, names), lambda: _update_sql(meta, chosen))
+    sql = _update_sql(connection.vendor, type(row), names)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         if cursor.rowcount != 1:
@@ -76,21 +73,15 @@ def _columns(model: type[models.Model], fields: tuple[str, ...] | None) -> tuple
     return tuple(meta.get_field(name) for name in fields)
 
 
-# Each statement's text, by database (its quoting) and shape: building it again for every
-# write cost as much as the rest of the write's Python.
-_STATEMENTS: dict[tuple, str] = {}
+# Each statement's text is built once per database (its quoting) and shape: building it
+# again for every write cost as much as the rest of the write's Python.
 
 
-def _statement(shape: tuple, build: Callable[[], str]) -> str:
-    key = (connection.vendor, *shape)
-    sql = _STATEMENTS.get(key)
-    if sql is None:
-        sql = _STATEMENTS[key] = build()
-    return sql
-
-
-def _insert_sql(meta, chosen: Sequence[models.Field], count: int, made_key: bool) -> str:
-    quoted = connection.ops.quote_name
+@cache
+def _insert_sql(
+    vendor: str, model: type[models.Model], names: tuple[str, ...] | None, count: int, made_key: bool
+) -> str:
+    meta, chosen, quoted = model._meta, _columns(model, names), connection.ops.quote_name
     row_marks = f"({', '.join(['%s'] * len(chosen))})"
     sql = (
         f"INSERT INTO {quoted(meta.db_table)} ({', '.join(quoted(field.column) for field in chosen)}) "
@@ -99,7 +90,8 @@ def _insert_sql(meta, chosen: Sequence[models.Field], count: int, made_key: bool
     return sql + f" RETURNING {quoted(meta.pk.column)}" if made_key else sql
 
 
-def _update_sql(meta, chosen: Sequence[models.Field]) -> str:
-    quoted = connection.ops.quote_name
+@cache
+def _update_sql(vendor: str, model: type[models.Model], names: tuple[str, ...]) -> str:
+    meta, chosen, quoted = model._meta, _columns(model, names), connection.ops.quote_name
     assignments = ", ".join(f"{quoted(field.column)} = %s" for field in chosen)
     return f"UPDATE {quoted(meta.db_table)} SET {assignments} WHERE {quoted(meta.pk.column)} = %s"

@@ -23,6 +23,7 @@ from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from core.errors import DomainError
 from core.lookups import one_or_none
+from runs.conversation import conversation_of
 from runs.engine.waitpoints import CONNECTION_USE
 from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
@@ -185,7 +186,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
         else:
             status = 400
     run = approval.run
-    context |= {"run": run, "parent": run.parent, "messages_list": run.messages}
+    context |= {"run": run, "parent": run.parent, "messages_list": conversation_of(run)}
     return render(request, "console/approval.html", context, status=status)
 
 

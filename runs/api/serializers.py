@@ -1,5 +1,6 @@
 """Runs and journal entries on the wire (DESIGN §4), camelCase."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import (
@@ -10,6 +11,7 @@ from core.api.fields import (
     StrictSerializer,
     StrictUUIDField,
 )
+from runs.conversation import conversation_of
 from runs.models import JournalEntry, Run, RunStatus, Schedule, Trigger
 
 
@@ -35,6 +37,9 @@ class MessageSerializer(serializers.Serializer):
         required=False,
         help_text="For outside data in a user message: the mail that started the run, or a retrieval source.",
     )
+
+
+_MESSAGES = MessageSerializer(many=True)
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -104,9 +109,14 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class RunDetailSerializer(RunSerializer):
-    """A run with, for an agent turn, its conversation."""
+    """A run with, for an agent turn, its conversation as it stands (a running turn's, with the
+    steps taken since it was last written)."""
 
-    messages = MessageSerializer(many=True)
+    messages = serializers.SerializerMethodField()
+
+    @extend_schema_field(MessageSerializer(many=True))
+    def get_messages(self, run) -> list:
+        return _MESSAGES.to_representation(conversation_of(run))
 
     class Meta(RunSerializer.Meta):
         fields = [*RunSerializer.Meta.fields, "messages"]

@@ -11,7 +11,7 @@ is data, not instructions, on every step that shows it.
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kindgi import ModelRequest, ToolSpec
@@ -108,6 +108,39 @@ def pending_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[st
     if not messages or messages[-1]["role"] != "assistant":
         return []
     return list(messages[-1].get("toolCalls", []))
+
+
+def caught_up(
+    messages: Sequence[Mapping[str, Any]],
+    replies: Sequence[Mapping[str, Any]],
+    result_message: Callable[[str], dict[str, Any] | None],
+) -> list[dict[str, Any]]:
+    """``messages`` (a turn's conversation as last written) with each of the model's ``replies``
+    (as journaled: ``text``, ``toolCalls``) that it lacks, each after the results of the calls
+    before it, and the last reply's results once every one of its calls has one, as the turn
+    adds them (``result_message``: a call's tool message by call id, None before its result).
+
+    A reply is known by its calls' ids, which are unique in a conversation; a reply without
+    calls answers the user, and the turn ends with it, written."""
+    grown = [dict(message) for message in messages]
+    known = {call["id"] for message in grown for call in message.get("toolCalls", ())}
+
+    def add_results() -> bool:
+        results = [result_message(call["id"]) for call in pending_tool_calls(grown)]
+        if not results or None in results:
+            return False
+        grown.extend(results)
+        return True
+
+    for reply in replies:
+        calls = reply["toolCalls"]
+        if not calls or calls[0]["id"] in known:
+            continue
+        add_results()
+        grown.append(assistant_message(reply["text"], calls))
+        known.update(call["id"] for call in calls)
+    add_results()
+    return grown
 
 
 class ConversationViews:

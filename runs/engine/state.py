@@ -62,6 +62,9 @@ class RunState:
     node_outputs: dict[str, Any] = field(default_factory=dict)
     # What the run has waited on, as (call id, subject kind): each wait recorded once.
     waits: set[tuple[str, str]] = field(default_factory=set)
+    # The model's replies (journaled ``text`` and ``toolCalls``) since the run last stopped to
+    # wait: the steps an agent turn's conversation as last written may lack.
+    replies_since_stop: list[Mapping[str, Any]] = field(default_factory=list)
 
     @classmethod
     def fold(cls, entries: Iterable[JournalLike]) -> "RunState":
@@ -77,8 +80,12 @@ class RunState:
             self.results[payload["callId"]] = CallResult(tool_id=payload["toolId"], result=payload["result"])
         elif kind == EntryKind.NODE_COMPLETED:
             self.node_outputs[node_id] = payload["output"]
+        elif kind == EntryKind.MODEL_CALLED:
+            if "toolCalls" in payload:  # a reply, not a failed attempt
+                self.replies_since_stop.append(payload)
         elif kind == EntryKind.WAIT_SUSPENDED:
             self.waits.add(wait_of(payload.get("waitpoint") or {}))
+            self.replies_since_stop = []  # a run writes its conversation when it stops
         elif kind == EntryKind.WAIT_RESUMED:
             self._resolve(payload.get("waitpoint") or {}, payload.get("resolution") or {})
 

@@ -27,6 +27,7 @@ from kindgi.agents import RETRIEVAL_QUERY
 from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
+    caught_up,
     mail_message,
     model_request,
     pending_tool_calls,
@@ -74,14 +75,24 @@ class AgentTurn:
         # asks for (or with the run's end), so a step costs one commit, not two. A reply lost
         # to a crash before then is asked for again; no tool has run on it.
         self._unrecorded: list[Entry] = []
+        # The conversation is written with the turn's first step and when the run stops; in
+        # between, the journal holds each step (``_catch_up`` reads them back). Writing it at
+        # every step made a long turn rewrite its whole conversation at each one.
         self._messages_unsaved = False
+        self._messages_written = bool(self.messages)
         self._model: ChatModel | None = None
 
     def _record(self, *entries: Entry) -> None:
-        """Write ``entries``, with whatever waits to be written: a reply, the conversation."""
+        """Write ``entries``, with whatever waits to be written: a reply, and the conversation
+        if it has never been written."""
         entries = (*self._unrecorded, *entries)
-        messages_json = self.views.update(self.messages).stored_json() if self._messages_unsaved else None
-        self._unrecorded, self._messages_unsaved = [], False
+        self._unrecorded = []
+        messages_json = None
+        if self._messages_unsaved and not self._messages_written:
+            messages_json = self.views.update(self.messages).stored_json()
+            self._messages_unsaved, self._messages_written = False, True
+        if not entries and messages_json is None:
+            return
         self.recorder.record(entries, messages_json=messages_json)
         for entry in entries:
             self.state.apply(entry.kind, entry.node_id, entry.payload or {})
@@ -110,6 +121,7 @@ class AgentTurn:
             mail = self.run.input.get("mail")
             first = [user_message(self.run.input["userMessage"]), *([mail_message(mail)] if mail else [])]
             self._grow(*self.run.history, *first, *retrieved)
+        self._catch_up()
         while True:
             pending = pending_tool_calls(self.messages)
             if pending:
@@ -128,6 +140,17 @@ class AgentTurn:
             failed = self._ask_model()
             if failed is not None:
                 return failed
+
+    def _catch_up(self) -> None:
+        """The steps the journal holds beyond the conversation as last written (an execution
+        that stopped without stopping the run: a crash, a lost database)."""
+        grown = caught_up(
+            self.messages,
+            self.state.replies_since_stop,
+            lambda call_id: self._message(call_id) if call_id in self.state.results else None,
+        )
+        if len(grown) > len(self.messages):
+            self._grow(*grown[len(self.messages) :])
 
     # Before the model's first step
 

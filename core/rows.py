@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 from django.db import DatabaseError, connection, models
 from django.db.models.fields import AutoFieldMixin
@@ -43,6 +44,22 @@ def insert_rows(
         row.pk = key
     for row in rows:
         row._state.adding, row._state.db = False, connection.alias
+
+
+def insert_values(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Write ``rows`` of ``model`` in one INSERT, each row's values in the order of the field
+    names ``fields``, each value prepared by its field as ``save()`` prepares it. No instance is
+    made (for the journal, whose entries cost more to make as models than to write), no key is
+    read back, no default or ``auto_now`` is filled in, and no signal is sent."""
+    chosen = _columns(model, tuple(fields))
+    params = [
+        field.get_db_prep_save(value, connection)
+        for row in rows
+        for field, value in zip(chosen, row, strict=True)
+    ]
+    sql = _insert_sql(connection.vendor, model, tuple(fields), len(rows), False)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def update_row(row: models.Model, fields: Sequence[str]) -> None:

@@ -8,7 +8,7 @@ to the run's channel groups once their transaction commits.
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID, uuid4
@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.conf import setting
-from core.rows import insert_rows, update_row
+from core.rows import insert_rows, insert_values, update_row
 from core.secrets import scrub_secrets, scrub_secrets_in_json
 from kindgi import AgentDefinition
 from runs import waitpoints
@@ -45,38 +45,45 @@ class HeldRun:
     last_sequence: int
 
 
-def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[JournalEntry]:
+class WrittenEntry(NamedTuple):
+    """A journal entry as ``append_entries`` wrote it: what the live events and
+    ``RunState.fold`` read of it."""
+
+    sequence: int
+    kind: str
+    node_id: str
+    created_at: datetime
+    duration_ms: int | None
+    payload: dict[str, Any]
+
+
+def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[WrittenEntry]:
     """Append entries in one statement and have them published together once the transaction
     commits.
 
     Precondition: ``run`` is locked (select_for_update, or the claim's UPDATE) in this
     transaction, so ``last_sequence`` is ours to bump."""
+    now = timezone.now()
     written = []
     for entry in entries:
         run.last_sequence += 1
+        payload = scrub_secrets(entry.payload or {})
         written.append(
-            JournalEntry(
-                run_id=run.pk,
-                sequence=run.last_sequence,
-                kind=entry.kind,
-                node_id=entry.node_id,
-                duration_ms=entry.duration_ms,
-                payload=scrub_secrets(entry.payload or {}),
-            )
+            WrittenEntry(run.last_sequence, entry.kind, entry.node_id, now, entry.duration_ms, payload)
         )
     if written:
         # One INSERT, built for them: the journal's most frequent write. Nothing reads the
-        # entries' ids back (they are known by run and sequence); created_at is set as it goes.
-        insert_rows(written, fields=ENTRY_COLUMNS, read_keys=False)
+        # entries' ids back (they are known by run and sequence).
+        insert_values(JournalEntry, ENTRY_COLUMNS, [(run.pk, *entry) for entry in written])
         # Published after commit with the run as it stands then, so the events' status is final.
         transaction.on_commit(lambda: publish_now(run, written))
     return written
 
 
-ENTRY_COLUMNS = ("run", "sequence", "kind", "node_id", "created_at", "duration_ms", "payload")
+ENTRY_COLUMNS = ("run", *WrittenEntry._fields)
 
 
-def publish_now(run: Run | HeldRun, entries: list[JournalEntry]) -> None:
+def publish_now(run: Run | HeldRun, entries: list[WrittenEntry]) -> None:
     from core.channels import send_to_groups
     from runs.events import entry_event, run_group
 
@@ -99,7 +106,7 @@ def identity_of(target: Any) -> dict[str, str]:
 class Claim(NamedTuple):
     run: Run
     # The run's whole journal when the claim knows it (it just started the run), else None.
-    journal: list[JournalEntry] | None
+    journal: list[WrittenEntry] | None
 
 
 CLAIM_FIELDS = ("claim_token", "claim_expires_at", "started_at")

@@ -3,12 +3,13 @@ own: every field, those with a database default too, and the instance saved from
 ``update_row`` writes named fields as ``save(update_fields=…)`` would."""
 
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from django.db import DatabaseError
 from django.db.models.expressions import DatabaseDefault
 
-from core.rows import insert_rows, update_row
+from core.rows import insert_rows, insert_values, update_row
 from runs.models import JournalEntry, Run, Trigger
 from tests.factories import default_tenant, member
 
@@ -116,3 +117,33 @@ def test_an_update_of_a_row_that_is_not_there_says_so():
     with pytest.raises(DatabaseError, match="is not there to update"):
         update_row(run, ["status"])
     assert not Run.objects.exists()
+
+
+def test_values_are_stored_as_save_stores_the_same_fields():
+    run = a_run()
+    insert_rows([run])
+    when = datetime(2026, 12, 3, 11, 30, 15, 123456, tzinfo=UTC)
+    payload = {"text": "ü", "list": [1, 2.5, None, True], "nested": {"a": {"b": []}}}
+    insert_values(
+        JournalEntry,
+        ("run", "sequence", "kind", "node_id", "created_at", "duration_ms", "payload"),
+        [
+            (run.pk, 1, "tool.completed", "step", when, 12, payload),
+            (run.pk, 2, "run.completed", "", when, None, {}),
+        ],
+    )
+    saved = JournalEntry(
+        run=run, sequence=3, kind="tool.completed", node_id="step", duration_ms=12, payload=payload
+    )
+    saved.save()
+    JournalEntry.objects.filter(pk=saved.pk).update(created_at=when)
+    rows = list(
+        JournalEntry.objects.filter(run=run)
+        .order_by("sequence")
+        .values_list("kind", "node_id", "created_at", "duration_ms", "payload")
+    )
+    assert rows == [
+        ("tool.completed", "step", when, 12, payload),
+        ("run.completed", "", when, None, {}),
+        ("tool.completed", "step", when, 12, payload),
+    ]

@@ -146,15 +146,14 @@ def caught_up(
 class ConversationViews:
     """What the engine derives from a turn's conversation, kept up to date by looking only at
     the messages added since it last looked (a conversation only grows within an execution):
-    what the model reads, how many times the model has answered, the call ids used, and the
-    conversation as stored JSON. So a long turn costs no more per step than a short one."""
+    what the model reads, how many times the model has answered, and the call ids used. So a
+    long turn costs no more per step than a short one."""
 
     def __init__(self) -> None:
         self._seen = 0
         self.model_messages: list[dict[str, Any]] = []
         self.model_answers = 0
         self.call_ids: set[str] = set()
-        self._json: list[str] = []
 
     def update(self, messages: Sequence[Mapping[str, Any]]) -> "ConversationViews":
         if len(messages) < self._seen:
@@ -164,9 +163,5 @@ class ConversationViews:
             if message["role"] == "assistant":
                 self.model_answers += 1
                 self.call_ids.update(call["id"] for call in message.get("toolCalls", []))
-            self._json.append(json.dumps(message))
         self._seen = len(messages)
         return self
-
-    def stored_json(self) -> str:
-        return "[" + ", ".join(self._json) + "]"

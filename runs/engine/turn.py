@@ -5,6 +5,7 @@ returns is recorded through the recorder before the next step, so an execution t
 anywhere continues from the journal without repeating a call recorded as done.
 """
 
+import json
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -89,7 +90,7 @@ class AgentTurn:
         self._unrecorded = []
         messages_json = None
         if self._messages_unsaved and not self._messages_written:
-            messages_json = self.views.update(self.messages).stored_json()
+            messages_json = json.dumps(self.messages)
             self._messages_unsaved, self._messages_written = False, True
         if not entries and messages_json is None:
             return

@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.conf import setting
+from core.prepared import Param, Prepared
 from core.rows import insert_rows, insert_values, update_row
 from core.secrets import scrub_secrets, scrub_secrets_in_json
 from kindgi import AgentDefinition
@@ -136,7 +137,9 @@ def do_claim_run(run_id: UUID, *, token: str) -> Claim | None:
     """Take the run for execution, or return None when it is not ours to execute: finished,
     suspended, or held by another executor whose claim has not expired. The run comes with its
     tenant (read, not locked), which its tools are told of."""
-    run = Run.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=run_id)
+    run = _RUN_TO_CLAIM.one_or_none(run=run_id)
+    if run is None:
+        raise Run.DoesNotExist(f"there is no run {run_id}")
     now = timezone.now()
     if run.status == RunStatus.RUNNING:
         if run.claim_expires_at is not None and run.claim_expires_at > now:
@@ -152,17 +155,19 @@ def do_claim_run(run_id: UUID, *, token: str) -> Claim | None:
     run.claim_expires_at = now + _lease()
     run.started_at = run.started_at or now
     # Only what changed: the conversation and input are not written back.
-    run.save(
-        update_fields=[
-            "status",
-            "claim_token",
-            "claim_expires_at",
-            "started_at",
-            "last_sequence",
-            "updated_at",
-        ]
-    )
+    update_row(run, ["status", *CLAIM_FIELDS, "last_sequence", "updated_at"])
     return Claim(run, journal)
+
+
+# Each worker's claim of each run it takes: compiled once per connection.
+_RUN_TO_CLAIM = Prepared(
+    lambda: (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("tenant")
+        .filter(pk=Param("run", Run._meta.pk))
+        .order_by()
+    )
+)
 
 
 def do_renew_claim(run_id: UUID, *, token: str) -> bool:

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from django.db import DatabaseError, connection, models
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models
 from django.db.models.fields import AutoFieldMixin
 
 # Columns whose values only the database gives.
@@ -26,24 +26,25 @@ def insert_rows(
     receiver listens to."""
     meta, names = rows[0]._meta, None if fields is None else tuple(fields)
     chosen = _columns(type(rows[0]), names)
+    db = connections[DEFAULT_DB_ALIAS]
     params = []
     for row in rows:
         for field in chosen:
             value = field.pre_save(row, True)
             if hasattr(value, "resolve_expression"):
                 raise TypeError(f"{meta.label}.{field.name} is an expression; save() writes that one")
-            params.append(field.get_db_prep_save(value, connection))
+            params.append(field.get_db_prep_save(value, db))
     # A key the database makes is read back as save() reads it (in the rows' order, as
     # bulk_create relies on for both databases), unless nothing will read it.
     made_key = read_keys and meta.pk not in chosen and isinstance(meta.pk, AutoFieldMixin)
-    sql = _insert_sql(connection.vendor, type(rows[0]), names, len(rows), made_key)
-    with connection.cursor() as cursor:
+    sql = _insert_sql(db.vendor, type(rows[0]), names, len(rows), made_key)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         keys = cursor.fetchall() if made_key else ()
     for row, (key,) in zip(rows, keys, strict=False):
         row.pk = key
     for row in rows:
-        row._state.adding, row._state.db = False, connection.alias
+        row._state.adding, row._state.db = False, db.alias
 
 
 def insert_values(model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -52,13 +53,12 @@ def insert_values(model: type[models.Model], fields: Sequence[str], rows: Sequen
     made (for the journal, whose entries cost more to make as models than to write), no key is
     read back, no default or ``auto_now`` is filled in, and no signal is sent."""
     chosen = _columns(model, tuple(fields))
+    db = connections[DEFAULT_DB_ALIAS]
     params = [
-        field.get_db_prep_save(value, connection)
-        for row in rows
-        for field, value in zip(chosen, row, strict=True)
+        field.get_db_prep_save(value, db) for row in rows for field, value in zip(chosen, row, strict=True)
     ]
-    sql = _insert_sql(connection.vendor, model, tuple(fields), len(rows), False)
-    with connection.cursor() as cursor:
+    sql = _insert_sql(db.vendor, model, tuple(fields), len(rows), False)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -68,15 +68,16 @@ def update_row(row: models.Model, fields: Sequence[str]) -> None:
     signals, so it is only for models that no receiver listens to."""
     meta, names = row._meta, tuple(fields)
     chosen = _columns(type(row), names)
+    db = connections[DEFAULT_DB_ALIAS]
     params = []
     for field in chosen:
         value = field.pre_save(row, False)
         if hasattr(value, "resolve_expression"):
             raise TypeError(f"{meta.label}.{field.name} is an expression; save() writes that one")
-        params.append(field.get_db_prep_save(value, connection))
-    params.append(meta.pk.get_db_prep_value(row.pk, connection))
-    sql = _update_sql(connection.vendor, type(row), names)
-    with connection.cursor() as cursor:
+        params.append(field.get_db_prep_save(value, db))
+    params.append(meta.pk.get_db_prep_value(row.pk, db))
+    sql = _update_sql(db.vendor, type(row), names)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         if cursor.rowcount != 1:
             raise DatabaseError(f"{meta.label} {row.pk} is not there to update")
@@ -91,7 +92,9 @@ def _columns(model: type[models.Model], fields: tuple[str, ...] | None) -> tuple
 
 
 # Each statement's text is built once per database (its quoting) and shape: building it
-# again for every write cost as much as the rest of the write's Python.
+# again for every write cost as much as the rest of the write's Python. The writes above look
+# the thread's connection up once (``connections[…]``): each use of ``django.db.connection``
+# looks it up again, and a write's values use it once each.
 
 
 @cache

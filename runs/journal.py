@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID, uuid4
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from core.conf import setting
@@ -227,14 +227,15 @@ def _advance_claimed(
     lock as select_for_update would."""
     now = timezone.now()
     values = {"claim_expires_at": now + _lease(), "updated_at": now, **(values or {})}
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once, not at each value
     params = [count]
     for name, value in values.items():
-        params.append(Run._meta.get_field(name).get_db_prep_save(value, connection))
+        params.append(Run._meta.get_field(name).get_db_prep_save(value, db))
     if messages_json is not None:
         params.append(scrub_secrets_in_json(messages_json))
-    params += [Run._meta.pk.get_db_prep_value(run_id, connection), RunStatus.RUNNING, token]
-    sql = _advance_sql(connection.vendor, tuple(values), messages_json is not None)
-    with connection.cursor() as cursor:
+    params += [Run._meta.pk.get_db_prep_value(run_id, db), RunStatus.RUNNING, token]
+    sql = _advance_sql(db.vendor, tuple(values), messages_json is not None)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:

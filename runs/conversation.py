@@ -21,8 +21,9 @@ CURRENT_WHEN_STORED = frozenset({RunStatus.SUSPENDED, RunStatus.COMPLETED})
 
 def conversation_of(run: Run) -> list[dict[str, Any]]:
     """``run``'s conversation, with the model's steps since it was last written."""
+    # Nothing to add to: a flow, a run that stopped with its conversation written, or a turn
+    # whose first step (which writes the conversation) is not written yet.
     if not run.is_agent_turn or run.status in CURRENT_WHEN_STORED or not run.messages:
-        # Nothing written yet: the turn has not had its first step, or it is writing it.
         return run.messages
     state = RunState.fold(run_journal(run))
     if not state.replies_since_stop:

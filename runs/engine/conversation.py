@@ -125,12 +125,10 @@ def caught_up(
     grown = [dict(message) for message in messages]
     known = {call["id"] for message in grown for call in message.get("toolCalls", ())}
 
-    def add_results() -> bool:
+    def add_results() -> None:
         results = [result_message(call["id"]) for call in pending_tool_calls(grown)]
-        if not results or None in results:
-            return False
-        grown.extend(results)
-        return True
+        if results and None not in results:
+            grown.extend(results)
 
     for reply in replies:
         calls = reply["toolCalls"]

@@ -5,6 +5,7 @@ from uuid import UUID
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db.models import Q
 
 from core.consumers import NoConnectionHopPerMessage
 from core.lookups import one_or_none
@@ -23,7 +24,8 @@ REFRESH_RUN = (
 class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
     """Authorises at connect (session or API token, the run in the user's tenant), joins the run's
     group, then sends the entries after ``?after=`` (marked ``replayed``) and a ``replay.done``
-    event with the run's status, then the live ones; each entry once. Closes (4401, 4403) once
+    event with the run's status, then the live ones; each entry once and in order of its run's
+    journal (one whose event never came is read from the journal). Closes (4401, 4403) once
     the caller's access is taken away; a path that names no run closes with 4404."""
 
     async def connect(self):
@@ -47,6 +49,9 @@ class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebso
             after = int(query.get("after", ["0"])[0])
         except ValueError:
             after = 0
+        # What the client has of this run (it says so), and of each child run (all of it, from
+        # the replay), is what a later gap is measured from.
+        self.last_sent[str(self.run_id)] = max(after, 0)
         history, status = await self._history(after)
         for event in history:
             await self.journal_entry({**event, "replayed": True})
@@ -60,12 +65,20 @@ class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebso
             await self.channel_layer.group_discard(run_group(self.run_id), self.channel_name)
 
     async def journal_entry(self, event):
-        """One handler for the one event type: skip what this client already has."""
+        """One handler for the one event type: skip what this client already has, and send what
+        it lacks before this entry first."""
         if self.access_gone:
             return
         run_id, sequence = event["runId"], event["entry"]["sequence"]
-        if sequence <= self.last_sent.get(run_id, 0):
+        last = self.last_sent.get(run_id, 0)
+        if sequence <= last:
             return
+        if sequence > last + 1 and not self.html:
+            # A run's entries are written by more than one process (a decision's, a worker's),
+            # each sending its events once it has committed: one may send late, or die between
+            # its commit and its send. What it wrote is in the journal already.
+            for missing in await self._entries_between(run_id, last, sequence):
+                await self.send_json(missing)
         self.last_sent[run_id] = sequence
         if self.html:
             if not event.get("replayed"):
@@ -79,6 +92,16 @@ class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebso
         if self.identity is None or self.identity.tenant_id is None:
             return None
         return one_or_none(Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id))
+
+    @database_sync_to_async
+    def _entries_between(self, run_id: str, after: int, before: int) -> list[dict]:
+        """The events of the entries of this run (or of a child of it) ``run_id`` strictly
+        between ``after`` and ``before``."""
+        run = one_or_none(Run.objects.filter(pk=run_id).filter(Q(pk=self.run_id) | Q(parent_id=self.run_id)))
+        if run is None:
+            return []
+        entries = run.journal.filter(sequence__gt=after, sequence__lt=before).order_by("sequence")
+        return [entry_event(run, entry) for entry in entries]
 
     @database_sync_to_async
     def _history(self, after: int) -> tuple[list[dict], str]:

@@ -175,3 +175,53 @@ def test_entries_are_published_only_after_their_transaction_commits():
         with pytest.raises(RuntimeError):
             append_then_fail()
         assert send.call_count == 1  # a rolled-back entry is never announced
+
+
+def test_an_entry_whose_event_never_came_is_sent_before_the_next_in_order():
+    """Entries of one run are written by several processes (the decision's, the worker's), each
+    publishing after its commit: one may die between its commit and its send, or send late. The
+    socket still gets every entry once, in order: a gap is read from the journal."""
+    from channels.layers import get_channel_layer
+
+    from runs.engine.entries import Entry
+    from runs.events import entry_event, run_group
+    from runs.journal import append_entries
+    from runs.models import Run
+
+    flow = start_flow()
+    token = token_of(member("ada"))
+
+    def write_two_publish_the_second():
+        from django.db import transaction
+
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(pk=flow.pk)
+            first, second = append_entries(
+                run,
+                [
+                    Entry(kind="tool.completed", payload={"callId": "x"}),
+                    Entry(kind="tool.completed", payload={"callId": "y"}),
+                ],
+            )
+            run.save()
+        return first, second, run
+
+    async def scenario():
+        socket = communicator(flow.pk, token=token)
+        await socket.connect()
+        history, _ = await replayed(socket)
+        assert max(e["entry"]["sequence"] for e in history if e["runId"] == str(flow.pk)) == 3
+        from unittest import mock
+
+        with mock.patch("core.channels.send_to_groups"):  # the writer dies before it sends
+            first, second, run = await sync_to_async(write_two_publish_the_second)()
+        layer = get_channel_layer()
+        await layer.group_send(run_group(flow.pk), entry_event(run, second))  # only the second
+        await layer.group_send(run_group(flow.pk), entry_event(run, first))  # the first, late
+        received = [await socket.receive_json_from(timeout=5) for _ in range(2)]
+        assert [e["entry"]["sequence"] for e in received] == [first.sequence, second.sequence] == [4, 5]
+        assert received[0]["entry"]["payload"] == {"callId": "x"}
+        assert await socket.receive_nothing(timeout=0.5)  # the late one is not sent again
+        await socket.disconnect()
+
+    async_to_sync(scenario)()

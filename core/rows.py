@@ -11,21 +11,18 @@ from django.db.models.fields import AutoFieldMixin
 MADE_BY_THE_DATABASE = (AutoFieldMixin, models.GeneratedField)
 
 
-def insert_rows(
-    rows: Sequence[models.Model], *, fields: Sequence[str] | None = None, read_keys: bool = True
-) -> None:
+def insert_rows(rows: Sequence[models.Model], *, read_keys: bool = True) -> None:
     """Write ``rows`` (new instances of one model) in one INSERT, as ``save(force_insert=True)``
-    would write each: auto_now fields set on the instances, and the instances saved from then
-    on. ``fields``: the columns to write by field name (by default every concrete field but
-    those only the database gives values to; a field with a database default is written as
-    the instance holds it, as save() writes it). ``read_keys``: set the keys the database
-    makes on the instances (one more column to read back).
+    would write each: every concrete field but those only the database gives values to (a
+    field with a database default is written as the instance holds it, as save() writes it),
+    auto_now fields set on the instances, and the instances saved from then on. ``read_keys``:
+    set the keys the database makes on the instances (one more column to read back).
 
     ``Model.save`` costs more than its statement on the approval cycle's path: 354 µs to write a
     run against 152 µs for this (SQLite). It sends no signals, so it is only for models that no
     receiver listens to."""
-    meta, names = rows[0]._meta, None if fields is None else tuple(fields)
-    chosen = _columns(type(rows[0]), names)
+    meta = rows[0]._meta
+    chosen = _columns(type(rows[0]), None)
     db = connections[DEFAULT_DB_ALIAS]
     params = []
     for row in rows:
@@ -37,7 +34,7 @@ def insert_rows(
     # A key the database makes is read back as save() reads it (in the rows' order, as
     # bulk_create relies on for both databases), unless nothing will read it.
     made_key = read_keys and meta.pk not in chosen and isinstance(meta.pk, AutoFieldMixin)
-    sql = _insert_sql(db.vendor, type(rows[0]), names, len(rows), made_key)
+    sql = _insert_sql(db.vendor, type(rows[0]), None, len(rows), made_key)
     with db.cursor() as cursor:
         cursor.execute(sql, params)
         keys = cursor.fetchall() if made_key else ()

@@ -236,16 +236,19 @@ def do_complete_approval(
         reviewer.display_name if reviewer else acting_user.get_full_name() or acting_user.get_username()
     )
     decider_role = CONNECTION_OWNER if approval.subject_kind == CONNECTION_USE else reviewer.role
-    record = do_append_decision(
-        approval=approval,
-        decision=decision,
-        rationale=rationale,
-        reviewer=reviewer,
-        reviewer_name=decider_name,
-        reviewer_role_at_decision=decider_role,
-        arguments=edited,
-        decided_at=now,
-    )
+
+    def append_decision() -> Decision:
+        return do_append_decision(
+            approval=approval,
+            decision=decision,
+            rationale=rationale,
+            reviewer=reviewer,
+            reviewer_name=decider_name,
+            reviewer_role_at_decision=decider_role,
+            arguments=edited,
+            decided_at=now,
+        )
+
     if decision == DecisionKind.APPROVE:
         approval.approvals_given = [
             *approval.approvals_given,
@@ -258,15 +261,13 @@ def do_complete_approval(
         ]
         if approval.approvals_missing:
             # One of several approvals the call needs: recorded, and it still waits.
+            record = append_decision()
             approval.save(update_fields=["approvals_given"])
             announce(approval, APPROVED_IN_PART, record)
             return Completion(
                 approval=approval, decision=record, kind=CompletionKind.PARTIAL, waitpoint_resolved=False
             )
     approval.status = ApprovalStatus.APPROVED if decision == DecisionKind.APPROVE else ApprovalStatus.REJECTED
-    approval.decided_at = now
-    approval.decision = record
-    update_row(approval, ["status", "decided_at", "decision", "approvals_given"])
     approvers = [given["reviewer"] for given in approval.approvals_given]
     resolution = {
         "decision": decision,
@@ -282,12 +283,23 @@ def do_complete_approval(
         resolution["reviewers"] = approvers
     if edited is not None:
         resolution["arguments"] = edited
-    # Announced before the resume is queued: the event's on-commit send then goes out first,
+    # The resume is written before the decision: from the decision's place in its tenant's
+    # chain to the commit, the tenant's other decisions wait (the chain's lock), so as little
+    # as can be comes after it.
+    set_going = resume_locked_run(
+        run,
+        waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)},
+        resolution=resolution,
+        set_going=False,
+    )
+    record = append_decision()
+    approval.decided_at = now
+    approval.decision = record
+    update_row(approval, ["status", "decided_at", "decision", "approvals_given"])
+    # Announced before the run is set going: the event's on-commit send then goes out first,
     # not after the resumed run has executed (immediate tasks run it on commit too).
     _decided(approval, record)
-    resume_locked_run(
-        run, waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)}, resolution=resolution
-    )
+    set_going()
     return Completion(approval=approval, decision=record)
 
 

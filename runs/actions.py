@@ -6,7 +6,7 @@ transaction under the run's row lock. What executors write (claims, steps, endin
 """
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.prepared import Param, Prepared
+from core.rows import insert_rows
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
@@ -222,7 +223,7 @@ def do_create_run(
         claim = start_claimed(run, token=token)
         execute_claimed_on_commit(claim, token, then=lambda finished: _executed_into(run, finished))
     else:
-        run.save(force_insert=True)
+        insert_rows([run])
         enqueue_run_on_commit(run.pk)
     return run
 
@@ -258,19 +259,22 @@ def do_resume_run(run_id: UUID, *, waitpoint_key: Mapping[str, Any], resolution:
     return run
 
 
-def resume_locked_run(run: Run, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any]) -> None:
+def resume_locked_run(
+    run: Run, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any], set_going: bool = True
+) -> Callable[[], None]:
     """Resume ``run`` inside the caller's transaction, so the resolution and the resume commit together.
 
     Precondition: ``run`` is locked with select_for_update. ``waitpoint_key`` must match the
     run's waitpoint (e.g. ``{"kind": "approval", "approvalId": …}``), so that a stale or
-    repeated resolution cannot resume the run at another wait.
+    repeated resolution cannot resume the run at another wait. ``set_going``: as
+    ``runs.journal.resume_locked`` takes it, whose function this returns.
     """
     if run.status != RunStatus.SUSPENDED:
         raise RunStateError(f"run {run.pk} is {run.status}, not suspended")
     waitpoint = run.waitpoint or {}
     if any(waitpoint.get(key) != value for key, value in waitpoint_key.items()):
         raise RunStateError(f"run {run.pk} does not wait on {dict(waitpoint_key)}")
-    resume_locked(run, resolution)
+    return resume_locked(run, resolution, set_going=set_going)
 
 
 @transaction.atomic(durable=True)

@@ -6,14 +6,15 @@ a call whose claim is gone raises ``LostClaimError`` and changes nothing. Entrie
 to the run's channel groups once their transaction commits.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID, uuid4
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
 
 from core.conf import setting
@@ -64,21 +65,31 @@ def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[Written
 
     Precondition: ``run`` is locked (select_for_update, or the claim's UPDATE) in this
     transaction, so ``last_sequence`` is ours to bump."""
-    now = timezone.now()
-    written = []
-    for entry in entries:
-        run.last_sequence += 1
-        payload = scrub_secrets(entry.payload or {})
-        written.append(
-            WrittenEntry(run.last_sequence, entry.kind, entry.node_id, now, entry.duration_ms, payload)
-        )
+    written = _written(run.last_sequence, list(entries), timezone.now())
     if written:
+        run.last_sequence = written[-1].sequence
         # One INSERT, built for them: the journal's most frequent write. Nothing reads the
         # entries' ids back (they are known by run and sequence).
         insert_values(JournalEntry, ENTRY_COLUMNS, [(run.pk, *entry) for entry in written])
         # Published after commit with the run as it stands then, so the events' status is final.
         transaction.on_commit(lambda: publish_now(run, written))
     return written
+
+
+def _written(after: int, entries: list[Entry], now: datetime) -> list[WrittenEntry]:
+    """``entries`` as they are written after sequence ``after``: numbered, their payloads
+    scrubbed of secrets."""
+    return [
+        WrittenEntry(
+            after + place,
+            entry.kind,
+            entry.node_id,
+            now,
+            entry.duration_ms,
+            scrub_secrets(entry.payload or {}),
+        )
+        for place, entry in enumerate(entries, start=1)
+    ]
 
 
 ENTRY_COLUMNS = ("run", *WrittenEntry._fields)
@@ -188,19 +199,19 @@ def _locked_claimed(run_id: UUID, token: str) -> Run:
     return run
 
 
-@transaction.atomic(durable=True)
 def do_record(
     run_id: UUID, *, token: str, entries: Iterable[Entry], messages_json: str | None = None
 ) -> None:
     """Record steps of a run the caller holds, and renew the claim; write its conversation if
     given, as JSON already made (the engine keeps it made as the turn grows)."""
     entries = list(entries)
-    claimed = _advance_claimed(run_id, token, count=len(entries), messages_json=messages_json)
-    if claimed is None:
-        raise LostClaimError(f"run {run_id} is no longer held by this executor")
-    last_sequence, parent_id = claimed
-    held = HeldRun(run_id, RunStatus.RUNNING, parent_id, last_sequence - len(entries))
-    append_entries(held, entries)
+    with _step_transaction(also_writes=False):
+        advanced = _advance_claimed(run_id, token, entries, messages_json=messages_json)
+        if advanced is None:
+            raise LostClaimError(f"run {run_id} is no longer held by this executor")
+        parent_id, written = advanced
+        held = HeldRun(run_id, RunStatus.RUNNING, parent_id, written[-1].sequence if written else 0)
+        transaction.on_commit(lambda: publish_now(held, written))
     for entry in entries:
         if entry.kind in (EntryKind.TOOL_COMPLETED, EntryKind.TOOL_FAILED) and entry.duration_ms is not None:
             outcome = "completed" if entry.kind == EntryKind.TOOL_COMPLETED else "failed"
@@ -209,44 +220,83 @@ def do_record(
             )
 
 
+def _step_transaction(*, also_writes: bool):
+    """The transaction a claimed step is written in: none of its own on PostgreSQL, where the
+    step is one statement (``_advance_claimed``) and so commits whole by itself, unless the
+    caller ``also_writes`` something else with it; a durable one otherwise.
+
+    A transaction costs PostgreSQL two more round trips (BEGIN and COMMIT) than the statement:
+    on a busy server, the round trips are most of what a worker waits for."""
+    if not also_writes and connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
+        return nullcontext()
+    return transaction.atomic(durable=True)
+
+
 def _advance_claimed(
     run_id: UUID,
     token: str,
+    entries: list[Entry],
     *,
-    count: int,
     messages_json: str | None = None,
     values: Mapping[str, Any] | None = None,
-) -> tuple[int, UUID | None] | None:
-    """In one statement, if this executor still holds the run: move its journal's sequence on by
-    ``count``, renew the claim (or set it, with the run's other ``values``, by field name),
-    write the conversation if given, and return the new sequence and the parent's id; None if
-    the run is no longer ours.
+) -> tuple[UUID | None, list[WrittenEntry]] | None:
+    """If this executor still holds the run: move its journal's sequence on and append
+    ``entries``, renew the claim (or set it, with the run's other ``values``, by field name),
+    write the conversation if given; return the parent's id and the entries as written. None if
+    the run is no longer ours, and then nothing is written.
 
     The engine's most frequent write (twice per tool call, and once at the end of a run with no
-    parent), so it is one UPDATE … RETURNING (SQLite 3.35+, PostgreSQL), which takes the row's
-    lock as select_for_update would."""
+    parent). The run's UPDATE … RETURNING takes the row's lock as select_for_update would, and
+    checks the claim. On PostgreSQL the entries' INSERT goes in the same statement (a WITH that
+    writes both), so the step needs no transaction of its own; SQLite has no writing WITH, so
+    there the INSERT follows, and the caller's transaction holds the two together."""
     now = timezone.now()
     values = {"claim_expires_at": now + _lease(), "updated_at": now, **(values or {})}
     db = connections[DEFAULT_DB_ALIAS]  # looked up once, not at each value
-    params = [count]
+    params = [len(entries)]
     for name, value in values.items():
         params.append(Run._meta.get_field(name).get_db_prep_save(value, db))
     if messages_json is not None:
         params.append(scrub_secrets_in_json(messages_json))
-    params += [Run._meta.pk.get_db_prep_value(run_id, db), RunStatus.RUNNING, token]
-    sql = _advance_sql(db.vendor, tuple(values), messages_json is not None)
+    key = Run._meta.pk.get_db_prep_value(run_id, db)
+    params += [key, RunStatus.RUNNING, token]
+    written = _written(0, entries, now)  # numbered from 1 here, renumbered once the run says from where
+    in_one = db.vendor == "postgresql" and bool(written)
+    if in_one:
+        params += [key, len(entries)]
+        for entry in written:
+            params += _entry_params(entry, db)
+    sql = _advance_sql(db.vendor, tuple(values), messages_json is not None, len(written) if in_one else 0)
     with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    return row[0], (UUID(str(row[1])) if row[1] is not None else None)
+    last_sequence, parent_id = row[0], (UUID(str(row[1])) if row[1] is not None else None)
+    written = [entry._replace(sequence=last_sequence - len(written) + entry.sequence) for entry in written]
+    if written and not in_one:
+        insert_values(JournalEntry, ENTRY_COLUMNS, [(run_id, *entry) for entry in written])
+    return parent_id, written
+
+
+def _entry_params(entry: WrittenEntry, db) -> list[Any]:
+    """An entry's values for ``_advance_sql``'s VALUES: its place among the step's entries
+    (1, 2, …) where its sequence goes, then the others as ``save()`` prepares them."""
+    fields = _entry_fields()
+    return [entry.sequence] + [
+        field.get_db_prep_save(value, db) for field, value in zip(fields[2:], entry[1:], strict=True)
+    ]
 
 
 @cache
-def _advance_sql(vendor: str, names: tuple[str, ...], with_messages: bool) -> str:
-    """``_advance_claimed``'s statement, for the fields it sets (built once: it is the engine's
-    most frequent)."""
+def _entry_fields() -> tuple:
+    return tuple(JournalEntry._meta.get_field(name) for name in ENTRY_COLUMNS)
+
+
+@cache
+def _advance_sql(vendor: str, names: tuple[str, ...], with_messages: bool, entries: int) -> str:
+    """``_advance_claimed``'s statement, for the fields it sets and the number of ``entries``
+    it appends in the same statement (built once per shape: it is the engine's most frequent)."""
     quoted = connection.ops.quote_name
     column = {name: quoted(Run._meta.get_field(name).column) for name in ("id", "status", "claim_token")}
     sequence, parent = (quoted(Run._meta.get_field(name).column) for name in ("last_sequence", "parent"))
@@ -255,10 +305,32 @@ def _advance_sql(vendor: str, names: tuple[str, ...], with_messages: bool) -> st
     if with_messages:
         cast = "CAST(%s AS jsonb)" if vendor == "postgresql" else "%s"
         assignments.append(f"{quoted(Run._meta.get_field('messages').column)} = {cast}")
-    return (
+    update = (
         f"UPDATE {quoted(Run._meta.db_table)} SET {', '.join(assignments)} "
         f"WHERE {column['id']} = %s AND {column['status']} = %s AND {column['claim_token']} = %s "
         f"RETURNING {sequence}, {parent}"
+    )
+    if not entries:
+        return update
+    # The entries' sequences follow from the run's new one: each takes its place (1, 2, …)
+    # after the sequence the run had. Typed in the VALUES, which PostgreSQL would read as text;
+    # text, not varchar(n), which would cut a value too long where the INSERT refuses it.
+    fields = _entry_fields()
+    names = ["place", *(field.column for field in fields[2:])]
+    types = ["integer"] + [
+        "text" if isinstance(field, models.CharField) else field.cast_db_type(connection)
+        for field in fields[2:]
+    ]
+    row = "(" + ", ".join(f"CAST(%s AS {kind})" for kind in types) + ")"
+    selected = ", ".join(f"entry.{quoted(name)}" for name in names[1:])
+    labels = ", ".join(quoted(name) for name in names)
+    return (
+        f"WITH advanced AS ({update}), appended AS ("
+        f"INSERT INTO {quoted(JournalEntry._meta.db_table)} "
+        f"({', '.join(quoted(field.column) for field in fields)}) "
+        f"SELECT %s, advanced.{sequence} - %s + entry.place, {selected} "
+        f"FROM advanced, (VALUES {', '.join([row] * entries)}) AS entry({labels})"
+        f") SELECT {sequence}, {parent} FROM advanced"
     )
 
 
@@ -296,7 +368,6 @@ def do_get_or_create_child_run(
     return child
 
 
-@transaction.atomic(durable=True)
 def do_finish_run(
     run_id: UUID,
     *,
@@ -318,7 +389,31 @@ def do_finish_run(
     nor a child to wait for ends in one UPDATE rather than a locking read and a write.
     """
     if claimed is not None and parent_id is None and not _waits_on_a_child(outcome):
-        return _finish_alone(claimed, token=token, outcome=outcome, entries=entries, messages=messages)
+        # A suspension makes its approval with it; a run's other endings write nothing else.
+        with _step_transaction(also_writes=isinstance(outcome, Suspended)):
+            return _finish_alone(claimed, token=token, outcome=outcome, entries=entries, messages=messages)
+    with transaction.atomic(durable=True):
+        return _finish_with_others(
+            run_id,
+            token=token,
+            outcome=outcome,
+            entries=entries,
+            messages=messages,
+            parent_id=parent_id,
+            tenant=tenant,
+        )
+
+
+def _finish_with_others(
+    run_id: UUID,
+    *,
+    token: str,
+    outcome: Outcome,
+    entries: Iterable[Entry],
+    messages: list | None,
+    parent_id: UUID | None,
+    tenant,
+) -> Run:
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
     if tenant is not None:
@@ -374,11 +469,12 @@ def _finish_alone(
     }
     if messages is not None:
         ended["messages"] = run.messages
-    advanced = _advance_claimed(run.pk, token, count=len(entries), values=ended)
+    advanced = _advance_claimed(run.pk, token, entries, values=ended)
     if advanced is None:
         raise LostClaimError(f"run {run.pk} is no longer held by this executor")
-    run.last_sequence = advanced[0] - len(entries)
-    append_entries(run, entries)
+    written = advanced[1]
+    run.last_sequence = written[-1].sequence
+    transaction.on_commit(lambda: publish_now(run, written))
     if messages is None:
         run.__dict__.pop("messages", None)  # what do_record last wrote, read again if asked for
     return run
@@ -405,9 +501,13 @@ def _ending(run: Run, outcome: Outcome) -> Entry:
     raise TypeError(f"not an outcome: {outcome!r}")
 
 
-def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
+def resume_locked(run: Run, resolution: Mapping[str, Any], *, set_going: bool = True) -> Callable[[], None]:
     """Journal what resolved the run's wait and have it go on: queued for a worker, or claimed
     now and executed in this process once the transaction commits (the immediate backend).
+
+    ``set_going`` False: the caller has more to write after this and on-commit work of its own
+    to come before the execution (an approval's announcement); it calls the function returned
+    once that is registered. Otherwise (and with a worker's queue) that function does nothing.
 
     Precondition: ``run`` is locked and suspended."""
     append_entries(
@@ -423,11 +523,22 @@ def resume_locked(run: Run, resolution: Mapping[str, Any]) -> None:
     run.waitpoint = None
     if not runs_in_this_process():
         run.status = RunStatus.QUEUED
-        run.save(update_fields=["status", "waitpoint", "last_sequence", "updated_at"])
+        update_row(run, ["status", "waitpoint", "last_sequence", "updated_at"])
         enqueue_run_on_commit(run.pk, resumed=True)
-        return
+        return _set_going_already
     # It goes on here once this commits: claimed now, so no claim of its own is needed.
     token = uuid4().hex
     _claimed_by(run, token)
     update_row(run, ["status", "waitpoint", "last_sequence", "updated_at", *CLAIM_FIELDS])
-    execute_claimed_on_commit(Claim(run, None), token, then=lambda finished: None)
+
+    def execute_on_commit() -> None:
+        execute_claimed_on_commit(Claim(run, None), token, then=lambda finished: None)
+
+    if not set_going:
+        return execute_on_commit
+    execute_on_commit()
+    return _set_going_already
+
+
+def _set_going_already() -> None:
+    pass

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.engine.entries import Entry
+from runs.exceptions import LostClaimError
 from runs.executor import execute
 from runs.journal import do_record
 from runs.models import JournalEntry, Run, RunStatus
@@ -293,6 +294,29 @@ def test_concurrent_appends_to_one_journal_stay_gapless():
     assert errors == []
     sequences = sorted(run.journal.values_list("sequence", flat=True))
     assert sequences == list(range(1, 81))
+
+
+def test_a_step_recorded_by_an_executor_that_lost_its_claim_writes_nothing():
+    run = stalled_run(journal=[("run.started", {})])
+    run.last_sequence = 1
+    run.save(update_fields=["last_sequence"])
+    steps = [
+        Entry(kind="tool.called", payload={"callId": "a"}),
+        Entry(kind="tool.completed", payload={"callId": "a"}),
+    ]
+    with pytest.raises(LostClaimError):
+        do_record(
+            run.pk, token="not-the-holder", entries=steps, messages_json='[{"role": "user", "content": "x"}]'
+        )
+    run.refresh_from_db()
+    assert list(run.journal.values_list("kind", flat=True)) == ["run.started"]
+    assert (run.last_sequence, run.messages) == (1, [])
+    do_record(run.pk, token="someone-else", entries=steps)
+    assert list(run.journal.values_list("sequence", "kind")) == [
+        (1, "run.started"),
+        (2, "tool.called"),
+        (3, "tool.completed"),
+    ]
 
 
 def test_a_tool_call_longer_than_the_lease_keeps_its_claim(settings, tmp_path):

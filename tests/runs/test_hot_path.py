@@ -18,6 +18,10 @@ from .helpers import answer, calls, start
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+# PostgreSQL writes a step's UPDATE of the run and INSERT of its entries in one statement.
+STEP_IN_ONE_STATEMENT = connection.vendor == "postgresql"
+
+
 def statements(captured: CaptureQueriesContext) -> list[str]:
     """What was sent, without the transactions' own (SQLite sends BEGIN and COMMIT through the
     cursor, PostgreSQL does not)."""
@@ -51,10 +55,11 @@ def test_a_suspension_writes_the_run_once_and_never_reads_it_back():
     assert run.status == RunStatus.SUSPENDED
     sql = statements(captured)
     # The tenant's configuration version; run.started; the run; the approval; the run's end,
-    # claim checked in its UPDATE; wait.suspended (with the model's step).
-    assert len(sql) == 6, "\n".join(sql)
+    # claim checked in its UPDATE; wait.suspended (with the model's step), in the same
+    # statement as the UPDATE where the database writes both in one.
+    assert len(sql) == (5 if STEP_IN_ONE_STATEMENT else 6), "\n".join(sql)
     assert reads_of_the_run(sql) == []
-    assert [s.split()[0] for s in sql].count("UPDATE") == 1
+    assert sum('UPDATE "runs_run"' in statement for statement in sql) == 1
 
 
 def test_a_resume_ends_the_run_with_one_claimed_update():
@@ -68,17 +73,31 @@ def test_a_resume_ends_the_run_with_one_claimed_update():
     run.refresh_from_db()
     assert run.status == RunStatus.COMPLETED
     sql = statements(captured)
-    finish = sql[-2:]  # the run's end: its UPDATE, then its entries
-    assert finish[0].startswith('UPDATE "runs_run"'), finish[0]
-    assert "RETURNING" in finish[0]
-    assert finish[1].startswith('INSERT INTO "runs_journalentry"')
+    # The run's end: its UPDATE, then its entries (one statement where the database writes both).
+    if STEP_IN_ONE_STATEMENT:
+        assert sql[-1].startswith('WITH advanced AS (UPDATE "runs_run"'), sql[-1]
+        assert 'INSERT INTO "runs_journalentry"' in sql[-1]
+    else:
+        assert sql[-2].startswith('UPDATE "runs_run"'), sql[-2]
+        assert sql[-1].startswith('INSERT INTO "runs_journalentry"')
+    assert "RETURNING" in sql[-1 if STEP_IN_ONE_STATEMENT else -2]
     # The one read of the run is the decision's, which locks it.
     assert len(reads_of_the_run(sql)) == 1, "\n".join(reads_of_the_run(sql))
-    # Before the decision is written: the run and the approval (one statement where SQLite's
-    # write lock covers both; locked one after the other elsewhere), the reviewer, and the
-    # head of the tenant's decision chain (locked through the tenant's row elsewhere).
+    # Before the resume is written: the run and the approval (one statement where SQLite's
+    # write lock covers both; locked one after the other elsewhere), and the reviewer.
     reads = sql[: next(index for index, statement in enumerate(sql) if statement.startswith("INSERT"))]
-    assert len(reads) == (5 if connection.features.has_select_for_update else 3), "\n".join(reads)
+    assert len(reads) == (3 if connection.features.has_select_for_update else 2), "\n".join(reads)
+    # The decision comes last, after the resume: from the read of its tenant's chain (whose
+    # tenant's row it locks first, where rows are locked one by one) to the commit, the
+    # tenant's other deciders wait, so only the decision and its approval's row follow.
+    chain = next(index for index, statement in enumerate(sql) if 'FROM "approvals_decision"' in statement)
+    locks = connection.features.has_select_for_update
+    if locks:
+        assert sql[chain - 1].startswith('SELECT "tenants_tenant"')
+        assert "FOR UPDATE" in sql[chain - 1]
+    assert 'INSERT INTO "runs_journalentry"' in "\n".join(sql[: chain - locks])
+    assert sql[chain + 1].startswith('INSERT INTO "approvals_decision"'), sql[chain + 1]
+    assert sql[chain + 2].startswith('UPDATE "approvals_approval"'), sql[chain + 2]
 
 
 def test_a_run_cancelled_before_its_suspension_is_written_keeps_no_approval(monkeypatch):

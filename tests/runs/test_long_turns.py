@@ -53,7 +53,8 @@ def writes_of_the_conversation(captured: CaptureQueriesContext) -> list[str]:
     return [
         query["sql"]
         for query in captured.captured_queries
-        if query["sql"].startswith("UPDATE") and '"messages" =' in query["sql"]
+        # The run's UPDATE, alone or with its step's entries (PostgreSQL writes both in one).
+        if query["sql"].startswith(("UPDATE", "WITH")) and '"messages" =' in query["sql"]
     ]
 
 

@@ -9,6 +9,14 @@ from django.db import connection
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
+def _writes(sql: str) -> bool:
+    """Whether the statement writes: a write, or a WITH whose parts write (PostgreSQL)."""
+    text = sql.lstrip().upper()
+    if text.startswith(WRITES):
+        return True
+    return text.startswith("WITH") and any(f"{verb} " in text for verb in WRITES)
+
+
 @dataclass
 class Counts:
     statements: int = 0
@@ -23,7 +31,7 @@ def counting() -> Iterator[Counts]:
 
     def wrapper(execute, sql, params, many, context):
         counts.statements += 1
-        if not connection.in_atomic_block and sql.lstrip().upper().startswith(WRITES):
+        if not connection.in_atomic_block and _writes(sql):
             counts.commits += 1
         return execute(sql, params, many, context)
 

@@ -55,3 +55,19 @@ def test_percentiles_are_nearest_rank(values, fraction, expected):
 
 def test_a_summary_is_median_min_and_max():
     assert summary([3.0, 1.0, 2.0, 10.0, 4.0]) == {"median": 3.0, "min": 1.0, "max": 10.0}
+
+
+@pytest.mark.parametrize(
+    ("sql", "writes"),
+    [
+        ('UPDATE "runs_run" SET "status" = %s', True),
+        ('  insert into "runs_journalentry" VALUES (%s)', True),
+        ('WITH advanced AS (UPDATE "runs_run" SET x = 1 RETURNING y) SELECT y FROM advanced', True),
+        ('WITH recent AS (SELECT "updated_at" FROM "runs_run") SELECT * FROM recent', False),
+        ('SELECT "id" FROM "runs_run" FOR UPDATE', False),
+    ],
+)
+def test_a_statement_counts_as_a_write_when_it_or_a_part_of_it_writes(sql, writes):
+    from bench.counting import _writes
+
+    assert _writes(sql) is writes

@@ -2,6 +2,7 @@
 
 import threading
 from datetime import timedelta
+from uuid import uuid4
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -11,7 +12,7 @@ from packs.acme_ops.status_page import STATUS_PAGE
 from runs.engine.entries import Entry
 from runs.exceptions import LostClaimError
 from runs.executor import execute
-from runs.journal import do_record
+from runs.journal import do_claim_run, do_record
 from runs.models import JournalEntry, Run, RunStatus
 from runs.tasks import execute_run
 from tests.factories import default_tenant
@@ -294,6 +295,29 @@ def test_concurrent_appends_to_one_journal_stay_gapless():
     assert errors == []
     sequences = sorted(run.journal.values_list("sequence", flat=True))
     assert sequences == list(range(1, 81))
+
+
+def test_a_runs_first_claim_writes_run_started_once_and_a_claim_is_taken_only_when_free():
+    run = stalled_run(status=RunStatus.QUEUED)
+    Run.objects.filter(pk=run.pk).update(claim_token="", claim_expires_at=None, dry_run=True)
+    first = do_claim_run(run.pk, token="first")
+    started = {"input": {"userMessage": "go"}, "dryRun": True, "readOnly": False}
+    assert [(entry.sequence, entry.kind, entry.payload) for entry in first.journal] == [
+        (1, "run.started", started)
+    ]
+    assert list(run.journal.values_list("sequence", "kind", "payload")) == [(1, "run.started", started)]
+    assert (first.run.status, first.run.claim_token, first.run.last_sequence) == ("running", "first", 1)
+    assert first.run.tenant == run.tenant
+    assert do_claim_run(run.pk, token="second") is None  # held, and not expired
+    Run.objects.filter(pk=run.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    taken_over = do_claim_run(run.pk, token="second")
+    assert taken_over.journal is None  # the journal is read, not written again
+    assert (taken_over.run.claim_token, taken_over.run.started_at) == ("second", first.run.started_at)
+    assert run.journal.count() == 1
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.COMPLETED)
+    assert do_claim_run(run.pk, token="third") is None
+    with pytest.raises(Run.DoesNotExist):
+        do_claim_run(uuid4(), token="fourth")
 
 
 def test_a_step_recorded_by_an_executor_that_lost_its_claim_writes_nothing():

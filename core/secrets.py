@@ -17,15 +17,20 @@ def scrub_secrets(value: Any) -> Any:
     """``value`` (JSON data) with every configured provider key, wherever it appears in a string,
     replaced by ``[REDACTED]``. Whatever a tool returns or a model says, the journal never holds
     a provider key."""
-    if not provider_secrets():
+    secrets = provider_secrets()
+    if not secrets:
         return value
     dumped = json.dumps(value)
-    scrubbed = scrub_secrets_in_json(dumped)
+    scrubbed = _scrubbed(dumped, secrets)
     return value if scrubbed == dumped else json.loads(scrubbed)
 
 
 def scrub_secrets_in_json(text: str) -> str:
     """The same, for data already made into JSON text."""
-    for secret in sorted(provider_secrets(), key=len, reverse=True):
+    return _scrubbed(text, provider_secrets())
+
+
+def _scrubbed(text: str, secrets: list[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(json.dumps(secret)[1:-1], REDACTED)
     return text

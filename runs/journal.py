@@ -136,7 +136,7 @@ def start_claimed(run: Run, *, token: str) -> Claim:
     process executes as soon as the transaction commits. Precondition: inside the transaction
     that makes the run, which is not saved yet."""
     _claimed_by(run, token)
-    started = {"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only}
+    started = _started_payload(run)
     # The entry first, so that the run's row is written once with its sequence: the foreign
     # key to the run is checked when the transaction commits (Django makes them deferred).
     written = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
@@ -148,7 +148,7 @@ def do_claim_run(run_id: UUID, *, token: str) -> Claim | None:
     """Take the run for execution, or return None when it is not ours to execute: finished,
     suspended, or held by another executor whose claim has not expired. The run comes with its
     tenant (read, not locked), which its tools are told of."""
-    if connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
+    if _writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
         return _claim_in_one_statement(run_id, token)
     return _claim_locked(run_id, token)
 
@@ -166,8 +166,7 @@ def _claim_locked(run_id: UUID, token: str) -> Claim | None:
         return None
     journal = None
     if run.last_sequence == 0:
-        started = {"input": run.input, "dryRun": run.dry_run, "readOnly": run.read_only}
-        journal = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=started)])
+        journal = append_entries(run, [Entry(kind=EntryKind.RUN_STARTED, payload=_started_payload(run))])
     run.status = RunStatus.RUNNING
     run.claim_token = token
     run.claim_expires_at = now + _lease()
@@ -218,14 +217,19 @@ def _claim_in_one_statement(run_id: UUID, token: str) -> Claim | None:
     run.tenant = _TENANT_OF_RUN.one_or_none(tenant=run.tenant_id)
     journal = None
     if run.started_now:
-        started = {label: getattr(run, name) for label, name in STARTED_PAYLOAD}
-        journal = [WrittenEntry(1, EntryKind.RUN_STARTED, "", now, None, started)]
+        journal = [WrittenEntry(1, EntryKind.RUN_STARTED, "", now, None, _started_payload(run))]
         transaction.on_commit(lambda: publish_now(run, journal))
     return Claim(run, journal)
 
 
-# run.started's payload: its label for each of the run's fields.
+# run.started's payload: its label for each of the run's fields (``_claim_sql`` builds it too).
 STARTED_PAYLOAD = (("input", "input"), ("dryRun", "dry_run"), ("readOnly", "read_only"))
+
+
+def _started_payload(run: Run) -> dict[str, Any]:
+    return {label: getattr(run, name) for label, name in STARTED_PAYLOAD}
+
+
 _TENANT_OF_RUN = Prepared(lambda: Tenant.objects.filter(pk=Param("tenant", Tenant._meta.pk)))
 
 
@@ -302,6 +306,12 @@ def do_record(
             )
 
 
+def _writes_in_one_statement(db) -> bool:
+    """Whether the database runs a WITH whose parts write (PostgreSQL; SQLite does not), so
+    that a claim or a step with its entries is one statement, which commits by itself."""
+    return db.vendor == "postgresql"
+
+
 def _step_transaction(*, also_writes: bool):
     """The transaction a claimed step is written in: none of its own on PostgreSQL, where the
     step is one statement (``_advance_claimed``) and so commits whole by itself, unless the
@@ -309,7 +319,7 @@ def _step_transaction(*, also_writes: bool):
 
     A transaction costs PostgreSQL two more round trips (BEGIN and COMMIT) than the statement:
     on a busy server, the round trips are most of what a worker waits for."""
-    if not also_writes and connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
+    if not also_writes and _writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
         return nullcontext()
     return transaction.atomic(durable=True)
 
@@ -343,7 +353,7 @@ def _advance_claimed(
     key = Run._meta.pk.get_db_prep_value(run_id, db)
     params += [key, RunStatus.RUNNING, token]
     written = _written(0, entries, now)  # numbered from 1 here, renumbered once the run says from where
-    in_one = db.vendor == "postgresql" and bool(written)
+    in_one = _writes_in_one_statement(db) and bool(written)
     if in_one:
         params += [key, len(entries)]
         for entry in written:

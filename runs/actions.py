@@ -110,8 +110,10 @@ def check_start_run(
         service=service,
         connection_owners=owners,
     )
-    if run.status in (RunStatus.QUEUED, RunStatus.RUNNING):
-        run.refresh_from_db()  # executed elsewhere, or not to its end here
+    # Executed here but not to its end, or by this process's queue: read as it now stands. A
+    # run handed to a worker is answered as it was written, queued (it is never read back).
+    if run.status == RunStatus.RUNNING or (run.status == RunStatus.QUEUED and runs_in_this_process()):
+        run.refresh_from_db()
     return run
 
 

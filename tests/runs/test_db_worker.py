@@ -9,11 +9,13 @@ import pytest
 from asgiref.local import Local
 from django.db import connection
 from django.tasks import task_backends
+from django.test.utils import CaptureQueriesContext
 
 from runs.actions import check_start_run
 from runs.models import RunStatus
 from runs.tasks import execute_run
-from tests.factories import default_tenant
+from tests.api.conftest import client_for
+from tests.factories import default_tenant, reviewer
 from tests.live_server import database_env
 
 from .decide import decide
@@ -137,3 +139,24 @@ def test_a_decided_run_is_taken_from_the_queue_before_runs_not_started_yet(datab
     assert taken_first.args_kwargs["args"] == [str(waiting.pk)]
     queued = {tuple(task.args_kwargs["args"]) for task in DBTaskResult.objects.ready()}
     assert queued == {(str(run.pk),) for run in [waiting, *new]}
+
+
+@pytest.fixture
+def ada_api():
+    return client_for(reviewer("ada"))
+
+
+def test_a_run_started_through_the_api_for_a_worker_is_answered_as_written(database_queue, ada_api):
+    """The 201 says what was committed (queued, by whom) without reading the run back: a web
+    process under load starts many runs it will not execute."""
+    body = {"agentId": "acme-ops.status-agent", "input": {"userMessage": "All systems go."}}
+    with CaptureQueriesContext(connection) as captured:
+        response = ada_api.post("/api/v1/runs", body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["status"] == "queued"
+    assert response.json()["startedBy"] == "ada"
+    sql = [query["sql"] for query in captured.captured_queries]
+    read_back = [
+        statement for statement in sql if 'FROM "runs_run"' in statement or 'FROM "auth_user"' in statement
+    ]
+    assert read_back == [], read_back

@@ -28,6 +28,9 @@ from bench.servers import ROOT
 POSTGRES = os.environ.get("KINDGI_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("KINDGI_BENCH_REDIS", "redis://127.0.0.1:6379/9")
 
+# The workloads the peers (bench/peers.py) do the same work as.
+PEERS_OF = ("W1", "W2", "W3")
+
 # (workload, variant, what it needs beyond SQLite, the tasks backend)
 VARIANTS = [
     ("W1", "sqlite", None, "immediate"),
@@ -117,18 +120,40 @@ def _run_variant(workload: str, variant: str, needs: str | None, tasks: str, qui
                 _drop_postgres_database(environment["DATABASE_URL"])
 
 
-def _previous_results(folder: Path) -> tuple[Path, dict] | None:
-    """The newest earlier run's results (not a chaos run's), to set each figure beside."""
-    earlier = sorted(
-        (path for path in folder.glob("*.json") if not path.name.startswith("chaos-")),
-        key=lambda path: path.stat().st_mtime,
-    )
-    for path in reversed(earlier):
+def reference_ms() -> float:
+    """The same pure-Python work every run, timed (the median of five, in ms): how fast the
+    machine runs the interpreter at that moment. The machines this runs on differ, and one
+    machine's speed moves within minutes; a figure's "vs last" means little without it."""
+    import statistics
+
+    def work() -> float:
+        began = time.perf_counter()
+        total = 0
+        for number in range(1_000_000):
+            total += number % 7
+        json.dumps({str(key): [key, str(key)] for key in range(20_000)})
+        return (time.perf_counter() - began) * 1000
+
+    return round(statistics.median(work() for _ in range(5)), 1)
+
+
+def previous_results(folder: Path) -> tuple[Path, dict] | None:
+    """The newest earlier run's results (not a chaos run's), to set each figure beside: by the
+    date each run wrote in its file, since a checkout gives every file the same mtime."""
+    earlier = []
+    for path in folder.glob("*.json"):
+        if path.name.startswith("chaos-"):
+            continue
         try:
-            return path, json.loads(path.read_text())
+            results = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-    return None
+        if isinstance(results, dict):
+            earlier.append((str(results.get("date", "")), path.stat().st_mtime, path.name, path, results))
+    if not earlier:
+        return None
+    *_, path, results = max(earlier)
+    return path, results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,32 +183,48 @@ def main(argv: list[str] | None = None) -> int:
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "reference_ms": {"start": reference_ms()},
         },
         "quick": args.quick,
         "workloads": {},
         "skipped": {},
     }
+    peers: dict = {}
+    errors: dict[str, str] = {}
     for workload, variant, needs, tasks in VARIANTS:
         if workload not in chosen:
             continue
         if not available[needs]:
             results["skipped"][f"{workload}.{variant}"] = f"needs {needs}, which does not answer"
-            continue
-        print(f"{workload} {variant} …", file=sys.stderr, flush=True)
-        results["workloads"].setdefault(workload, {})[variant] = _run_variant(
-            workload, variant, needs, tasks, args.quick
-        )
-    if not args.no_peers:
-        from bench.peers import measure_peers
+        else:
+            print(f"{workload} {variant} …", file=sys.stderr, flush=True)
+            results["workloads"].setdefault(workload, {})[variant] = _run_variant(
+                workload, variant, needs, tasks, args.quick
+            )
+        last_of_its_workload = variant == [v for w, v, _, _ in VARIANTS if w == workload][-1]
+        if last_of_its_workload and not args.no_peers and workload in PEERS_OF:
+            # Right after the workload they stand beside, not minutes later: the machine's
+            # speed moves that much within a run (machine.reference_ms), and a ratio with it.
+            from bench.peers import measure_peers
 
-        print("peers …", file=sys.stderr, flush=True)
-        results["peers"] = measure_peers(chosen, quick=args.quick)
+            print(f"peers, {workload} …", file=sys.stderr, flush=True)
+            for peer, figures in measure_peers({workload}, quick=args.quick).items():
+                if "error" in figures:
+                    print(f"{peer}, {workload}: {figures['error']}", file=sys.stderr, flush=True)
+                    errors.setdefault(peer, figures["error"])
+                else:
+                    peers.setdefault(peer, {}).update(figures)
+    if not args.no_peers:
+        # A peer not measured at all says why; one measured for some workloads keeps those.
+        unmeasured = {peer: {"error": error} for peer, error in errors.items() if peer not in peers}
+        results["peers"] = peers | unmeasured
+    results["machine"]["reference_ms"]["end"] = reference_ms()
     results["targets"] = verdicts(results)
     results["side_by_side"] = side_by_side(results)
     results["seconds"] = round(time.monotonic() - started, 1)
 
     folder = ROOT / "bench" / "results"
-    previous = _previous_results(folder)
+    previous = previous_results(folder)
     if previous is not None:
         results["previous"] = previous[0].name
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H-%M-%S")

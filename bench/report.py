@@ -129,9 +129,25 @@ def _ratio_to(previous: dict | None, workload: str, variant: str, figure: str, m
     return f"{median / earlier['median']:.2f}x"
 
 
+def machine_line(results: dict, previous: dict | None) -> str:
+    """How fast the machine ran the same reference work at the run's start and end, and beside
+    the last run's start: a slower machine makes every figure larger, peers' too."""
+    reference = results.get("machine", {}).get("reference_ms")
+    if not reference:
+        return "machine speed: not measured"
+    line = f"machine speed: the reference work took {reference['start']} ms at the start"
+    if "end" in reference:
+        line += f", {reference['end']} ms at the end"
+    earlier = ((previous or {}).get("machine") or {}).get("reference_ms")
+    if earlier:
+        line += f" ({reference['start'] / earlier['start']:.2f}x the last run's {earlier['start']} ms)"
+    return line
+
+
 def print_table(results: dict, *, previous: dict | None = None) -> None:
     """The figures and their targets; with ``previous``, each figure's ratio to that run's."""
     targets = {row["figure"]: row for row in verdicts(results)}
+    print(machine_line(results, previous))
     print(f"{'figure':<44} {'median':>10} {'min':>10} {'max':>10} {'vs last':>8}  target")
     for workload, variants in sorted(results["workloads"].items()):
         for variant, figures in variants.items():

@@ -37,6 +37,10 @@ def test_the_quick_run_writes_each_figure_in_its_place(tmp_path):
     )
     assert judged["W3.services.suspend_p50_ms"]["met"] is None  # not measured in this run
     assert "W1.sqlite.per_call_ms" in result.stdout  # the table
+    reference = data["machine"]["reference_ms"]
+    assert reference["start"] > 0
+    assert reference["end"] > 0
+    assert f"the reference work took {reference['start']} ms at the start" in result.stdout
 
 
 def test_an_unknown_workload_is_a_usage_error():
@@ -71,3 +75,69 @@ def test_a_statement_counts_as_a_write_when_it_or_a_part_of_it_writes(sql, write
     from bench.counting import _writes
 
     assert _writes(sql) is writes
+
+
+def test_the_table_says_how_fast_the_machine_ran_beside_the_last_run():
+    from bench.report import machine_line
+
+    now = {"machine": {"reference_ms": {"start": 150.0, "end": 160.0}}}
+    assert machine_line(now, {"machine": {"reference_ms": {"start": 50.0}}}) == (
+        "machine speed: the reference work took 150.0 ms at the start, 160.0 ms at the end"
+        " (3.00x the last run's 50.0 ms)"
+    )
+    assert machine_line(now, {"machine": {"cpus": 2}}).endswith("160.0 ms at the end")  # an older run
+    assert machine_line({"machine": {"cpus": 2}}, None) == "machine speed: not measured"
+
+
+def test_the_last_run_is_the_one_its_file_dates_last_whatever_the_files_mtimes(tmp_path):
+    import os
+
+    from bench.__main__ import previous_results
+
+    for name, date, mtime in (
+        ("2026-12-03T14-37-05.json", "2026-12-03T14:37:05+00:00", 100),
+        ("2026-12-03T10-58-15.json", "2026-12-03T10:58:15+00:00", 100),  # a checkout: the same mtime
+        ("2026-12-01.json", "2026-12-01T09:00:00+00:00", 200),  # touched later
+        ("chaos-2026-12-04.json", "2026-12-04T00:00:00+00:00", 300),
+    ):
+        path = tmp_path / name
+        path.write_text(json.dumps({"date": date, "workloads": {}}))
+        os.utime(path, (mtime, mtime))
+    (tmp_path / "broken.json").write_text("{")
+    path, results = previous_results(tmp_path)
+    assert path.name == "2026-12-03T14-37-05.json"
+    assert results["date"] == "2026-12-03T14:37:05+00:00"
+    assert previous_results(tmp_path / "none") is None
+
+
+def test_each_workloads_peers_run_right_after_it_and_their_figures_are_kept_together(tmp_path, monkeypatch):
+    import bench.__main__ as runner
+    import bench.peers
+
+    happened = []
+
+    def run_variant(workload, variant, needs, tasks, quick):
+        happened.append(f"{workload} {variant}")
+        return {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+
+    def figure(value: float) -> dict:
+        return {"median": value, "min": value, "max": value}
+
+    def measure_peers(chosen, *, quick):
+        (workload,) = chosen
+        happened.append(f"peers {workload}")
+        if workload == "W3":
+            return {"langgraph": {"W3.resume": figure(2.0)}, "pydantic-ai": {"error": "it broke"}}
+        return {"langgraph": {"W1.per_call": figure(3.0)}, "other": {"error": "not installed"}}
+
+    monkeypatch.setattr(runner, "_run_variant", run_variant)
+    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
+    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
+    monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
+    written = tmp_path / "run.json"
+    runner.main(["--only", "W1,W3", "--json", str(written)])
+    assert happened == ["W1 sqlite", "W1 postgres", "peers W1", "W3 services", "W3 http", "peers W3"]
+    peers = json.loads(written.read_text())["peers"]
+    assert peers["langgraph"] == {"W1.per_call": figure(3.0), "W3.resume": figure(2.0)}
+    assert peers["pydantic-ai"] == {"error": "it broke"}
+    assert peers["other"] == {"error": "not installed"}

@@ -73,6 +73,10 @@ def end_sessions_of_the_dead() -> None:
         )
 
 
+def _has_a_line(file: Path) -> bool:
+    return file.exists() and file.read_text().endswith("\n")
+
+
 def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
     """Start the flow, let a worker begin its tool call, SIGKILL the worker, let its claim expire and
     have the sweep queue the run again; then a second worker handles it."""
@@ -81,7 +85,9 @@ def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
     )
     first = worker()
     try:
-        wait_for(side_effects.exists, seconds=60, what="the tool to start")
+        # Opening the file creates it before the line is written; the side effect has happened
+        # only once its line is there.
+        wait_for(lambda: _has_a_line(side_effects), seconds=60, what="the tool's side effect")
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)

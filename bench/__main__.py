@@ -22,14 +22,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.report import print_table, side_by_side, verdicts
+from bench.report import SIDE_BY_SIDE, print_table, side_by_side, verdicts
 from bench.servers import ROOT
+from bench.stats import summary
 
 POSTGRES = os.environ.get("KINDGI_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("KINDGI_BENCH_REDIS", "redis://127.0.0.1:6379/9")
 
 # The workloads the peers (bench/peers.py) do the same work as.
 PEERS_OF = ("W1", "W2", "W3")
+# The variants set beside a peer's figure; these run in rounds that alternate with the peers'.
+PEERED = {tuple(ours.split(".")[:2]) for ours, _, _ in SIDE_BY_SIDE}
+ROUNDS = 5
 
 # (workload, variant, what it needs beyond SQLite, the tasks backend)
 VARIANTS = [
@@ -96,14 +100,17 @@ def _environment(needs: str | None, tasks: str, folder: Path) -> dict[str, str]:
     return environment
 
 
-def _run_variant(workload: str, variant: str, needs: str | None, tasks: str, quick: bool) -> dict:
+def _run_variant(
+    workload: str, variant: str, needs: str | None, tasks: str, quick: bool, repetitions: int | None = None
+) -> dict:
+    options = (["--quick"] if quick else []) + (["--repetitions", str(repetitions)] if repetitions else [])
     with tempfile.TemporaryDirectory(prefix="kindgi-bench-") as folder:
         environment = _environment(needs, tasks, Path(folder))
         log = Path(folder) / "stderr.log"
         try:
             with log.open("w") as errors:
                 result = subprocess.run(
-                    [sys.executable, "-m", "bench.run", workload, variant, *(["--quick"] if quick else [])],
+                    [sys.executable, "-m", "bench.run", workload, variant, *options],
                     cwd=ROOT,
                     env=environment,
                     stdout=subprocess.PIPE,
@@ -118,6 +125,68 @@ def _run_variant(workload: str, variant: str, needs: str | None, tasks: str, qui
         finally:
             if "DATABASE_URL" in environment:
                 _drop_postgres_database(environment["DATABASE_URL"])
+
+
+def merge_rounds(rounds: list[dict]) -> dict:
+    """One figure from the rounds' figures: the median, min and max of the rounds' medians (each
+    round is one repetition). A failed round fails the whole."""
+    for figures in rounds:
+        if "error" in figures:
+            return figures
+    names = [name for name in rounds[0] if all(name in figures for figures in rounds)]
+    return {name: summary([figures[name]["median"] for figures in rounds]) for name in names}
+
+
+def paired_ratios(workload: str, ours_by_round: dict[str, list[dict]], peers_by_round: list[dict]) -> dict:
+    """Kindgi's figure over a peer's, round by round, for the comparisons of this workload: each
+    ratio is of two figures taken seconds apart, so a machine whose speed moves within minutes
+    moves both sides of it."""
+    paired = {}
+    for ours, peer, theirs in SIDE_BY_SIDE:
+        ours_workload, variant, figure = ours.split(".")
+        if ours_workload != workload or variant not in ours_by_round:
+            continue
+        ratios = []
+        for mine, others in zip(ours_by_round[variant], peers_by_round, strict=True):
+            kindgi = (mine.get(figure) or {}).get("median")
+            other = (others.get(peer, {}).get(theirs) or {}).get("median")
+            if kindgi and other:
+                ratios.append(kindgi / other)
+        if ratios:
+            paired[f"{ours} / {peer}.{theirs}"] = summary(ratios, digits=2)
+    return paired
+
+
+def _measure_in_rounds(
+    workload: str, variants: list[tuple], quick: bool
+) -> tuple[dict[str, dict], list[dict], dict]:
+    """Kindgi's peered variants and the peers, one repetition each, in turn, ROUNDS times: the
+    figures of each side, and each comparison's ratio round by round."""
+    from bench.peers import measure_peers
+
+    ours_by_round: dict[str, list[dict]] = {variant: [] for _, variant, _, _ in variants}
+    peers_by_round: list[dict] = []
+    for round_number in range(1, ROUNDS + 1):
+        for _, variant, needs, tasks in variants:
+            print(f"{workload} {variant}, round {round_number} of {ROUNDS} …", file=sys.stderr, flush=True)
+            ours_by_round[variant].append(_run_variant(workload, variant, needs, tasks, quick, repetitions=1))
+        print(f"peers, {workload}, round {round_number} of {ROUNDS} …", file=sys.stderr, flush=True)
+        peers_by_round.append(measure_peers({workload}, quick=quick, repetitions=1))
+    ours = {variant: merge_rounds(rounds) for variant, rounds in ours_by_round.items()}
+    return ours, peers_by_round, paired_ratios(workload, ours_by_round, peers_by_round)
+
+
+def _merge_peers(peers_by_round: list[dict]) -> dict[str, dict]:
+    """Each peer's figures over the rounds it was measured in; a peer that failed every round
+    says why."""
+    merged = {}
+    for peer in dict.fromkeys(name for peers in peers_by_round for name in peers):
+        measured = [peers[peer] for peers in peers_by_round if "error" not in peers.get(peer, {"error": ""})]
+        if measured:
+            merged[peer] = merge_rounds(measured)
+        else:
+            merged[peer] = next(peers[peer] for peers in peers_by_round if peer in peers)
+    return merged
 
 
 def reference_ms() -> float:
@@ -191,33 +260,44 @@ def main(argv: list[str] | None = None) -> int:
     }
     peers: dict = {}
     errors: dict[str, str] = {}
-    for workload, variant, needs, tasks in VARIANTS:
+    paired: dict = {}
+    for workload in dict.fromkeys(v[0] for v in VARIANTS):
         if workload not in chosen:
             continue
-        if not available[needs]:
-            results["skipped"][f"{workload}.{variant}"] = f"needs {needs}, which does not answer"
-        else:
-            print(f"{workload} {variant} …", file=sys.stderr, flush=True)
-            results["workloads"].setdefault(workload, {})[variant] = _run_variant(
-                workload, variant, needs, tasks, args.quick
-            )
-        last_of_its_workload = variant == [v for w, v, _, _ in VARIANTS if w == workload][-1]
-        if last_of_its_workload and not args.no_peers and workload in PEERS_OF:
-            # Right after the workload they stand beside, not minutes later: the machine's
-            # speed moves that much within a run (machine.reference_ms), and a ratio with it.
-            from bench.peers import measure_peers
-
-            print(f"peers, {workload} …", file=sys.stderr, flush=True)
-            for peer, figures in measure_peers({workload}, quick=args.quick).items():
-                if "error" in figures:
-                    print(f"{peer}, {workload}: {figures['error']}", file=sys.stderr, flush=True)
-                    errors.setdefault(peer, figures["error"])
-                else:
-                    peers.setdefault(peer, {}).update(figures)
+        in_rounds = []
+        for variant_of in (v for v in VARIANTS if v[0] == workload):
+            _, variant, needs, tasks = variant_of
+            if not available[needs]:
+                results["skipped"][f"{workload}.{variant}"] = f"needs {needs}, which does not answer"
+            elif not args.no_peers and (workload, variant) in PEERED:
+                in_rounds.append(variant_of)
+            else:
+                print(f"{workload} {variant} …", file=sys.stderr, flush=True)
+                results["workloads"].setdefault(workload, {})[variant] = _run_variant(
+                    workload, variant, needs, tasks, args.quick
+                )
+        if args.no_peers or workload not in PEERS_OF:
+            continue
+        # The machine's speed moves by a third within a minute (machine.reference_ms), and a
+        # ratio with it: so Kindgi and its peers take turns, and each ratio is round by round.
+        ours, peers_by_round, paired[workload] = _measure_in_rounds(workload, in_rounds, args.quick)
+        measured = results["workloads"].setdefault(workload, {}) | ours
+        results["workloads"][workload] = {
+            v: measured[v] for w, v, _, _ in VARIANTS if v in measured and w == workload
+        }
+        for peer, figures in _merge_peers(peers_by_round).items():
+            if "error" in figures:
+                print(f"{peer}, {workload}: {figures['error']}", file=sys.stderr, flush=True)
+                errors.setdefault(peer, figures["error"])
+            else:
+                peers.setdefault(peer, {}).update(figures)
     if not args.no_peers:
         # A peer not measured at all says why; one measured for some workloads keeps those.
         unmeasured = {peer: {"error": error} for peer, error in errors.items() if peer not in peers}
         results["peers"] = peers | unmeasured
+        results["paired_ratios"] = {
+            name: ratio for ratios in paired.values() for name, ratio in ratios.items()
+        }
     results["machine"]["reference_ms"]["end"] = reference_ms()
     results["targets"] = verdicts(results)
     results["side_by_side"] = side_by_side(results)

@@ -10,10 +10,10 @@ from bench.stats import percentile, summary
 REPETITIONS = 5
 
 
-def measure_peers(chosen: set[str], *, quick: bool) -> dict:
+def measure_peers(chosen: set[str], *, quick: bool, repetitions: int = REPETITIONS) -> dict:
     peers = {}
     try:
-        peers["pydantic-ai"] = _pydantic_ai(chosen)
+        peers["pydantic-ai"] = _pydantic_ai(chosen, repetitions)
     except Exception as error:  # a peer's failure must not lose Kindgi's figures
         peers["pydantic-ai"] = {"error": f"{type(error).__name__}: {error}"}
     try:
@@ -22,13 +22,13 @@ def measure_peers(chosen: set[str], *, quick: bool) -> dict:
         peers["langgraph"] = {"error": "not installed (pip install -e '.[bench]')"}
     else:
         try:
-            peers["langgraph"] = _langgraph(chosen)
+            peers["langgraph"] = _langgraph(chosen, repetitions)
         except Exception as error:
             peers["langgraph"] = {"error": f"{type(error).__name__}: {error}"}
     return peers
 
 
-def _pydantic_ai(chosen: set[str]) -> dict:
+def _pydantic_ai(chosen: set[str], repetitions: int) -> dict:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
@@ -55,7 +55,7 @@ def _pydantic_ai(chosen: set[str]) -> dict:
         unlimited = UsageLimits(request_limit=None)
         agent.run_sync("go", usage_limits=unlimited)
         per_call = []
-        for _ in range(REPETITIONS):
+        for _ in range(repetitions):
             started = time.perf_counter()
             agent.run_sync("go", usage_limits=unlimited)
             per_call.append((time.perf_counter() - started) * 1000 / 50)
@@ -78,7 +78,7 @@ def _pydantic_ai(chosen: set[str]) -> dict:
             return {"slept_ms": 100}
 
         steps = []
-        for _ in range(REPETITIONS):
+        for _ in range(repetitions):
             started = time.perf_counter()
             parallel.run_sync("go")
             steps.append((time.perf_counter() - started) * 1000)
@@ -98,8 +98,8 @@ def _pydantic_ai(chosen: set[str]) -> dict:
         def post_update(message: str) -> dict:
             return {"posted": True}
 
-        repetitions = []
-        for _ in range(REPETITIONS):
+        samples = []
+        for _ in range(repetitions):
             suspend, resume = [], []
             for _ in range(40):
                 started = time.perf_counter()
@@ -113,13 +113,13 @@ def _pydantic_ai(chosen: set[str]) -> dict:
                 )
                 resume.append((time.perf_counter() - started) * 1000)
                 assert done.output == "posted"
-            repetitions.append((suspend, resume))
-        figures["W3.suspend_p50_ms_in_memory"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
-        figures["W3.resume_p50_ms_in_memory"] = summary([percentile(rep[1], 0.5) for rep in repetitions])
+            samples.append((suspend, resume))
+        figures["W3.suspend_p50_ms_in_memory"] = summary([percentile(rep[0], 0.5) for rep in samples])
+        figures["W3.resume_p50_ms_in_memory"] = summary([percentile(rep[1], 0.5) for rep in samples])
     return figures
 
 
-def _langgraph(chosen: set[str]) -> dict:
+def _langgraph(chosen: set[str], repetitions: int) -> dict:
     """A graph that does what Kindgi's turn does: a model node that asks for a call, a tool node
     that makes it. Durable: the SQLite checkpointer, writing every step before going on."""
     import operator
@@ -178,12 +178,12 @@ def _langgraph(chosen: set[str]) -> dict:
         ):
             graph.invoke({"wanted": 5, "done": 0, "messages": []}, thread(), **options)
             per_call = []
-            for _ in range(REPETITIONS):
+            for _ in range(repetitions):
                 started = time.perf_counter()
                 graph.invoke({"wanted": 50, "done": 0, "messages": []}, thread(), **options)
                 per_call.append((time.perf_counter() - started) * 1000 / 50)
             figures[name] = summary(per_call)
-        figures |= _langgraph_postgres(builder, thread)
+        figures |= _langgraph_postgres(builder, thread, repetitions)
 
     if "W2" in chosen:
 
@@ -204,7 +204,7 @@ def _langgraph(chosen: set[str]) -> dict:
         fan.add_edge("sleep_read", END)
         graph = fan.compile()
         steps = []
-        for _ in range(REPETITIONS):
+        for _ in range(repetitions):
             started = time.perf_counter()
             graph.invoke({"slept": []}, thread())
             steps.append((time.perf_counter() - started) * 1000)
@@ -224,8 +224,8 @@ def _langgraph(chosen: set[str]) -> dict:
         gated.add_edge(START, "ask")
         gated.add_edge("ask", END)
         graph = gated.compile(checkpointer=saver)
-        repetitions = []
-        for _ in range(REPETITIONS):
+        samples = []
+        for _ in range(repetitions):
             suspend, resume = [], []
             for _ in range(40):
                 config = thread()
@@ -235,16 +235,16 @@ def _langgraph(chosen: set[str]) -> dict:
                 started = time.perf_counter()
                 graph.invoke(Command(resume=True), config, durability="sync")
                 resume.append((time.perf_counter() - started) * 1000)
-            repetitions.append((suspend, resume))
-        figures["W3.suspend_p50_ms_sqlite"] = summary([percentile(rep[0], 0.5) for rep in repetitions])
-        figures["W3.resume_p50_ms_sqlite"] = summary([percentile(rep[1], 0.5) for rep in repetitions])
-        figures |= _langgraph_agent_cycle(saver, thread)
+            samples.append((suspend, resume))
+        figures["W3.suspend_p50_ms_sqlite"] = summary([percentile(rep[0], 0.5) for rep in samples])
+        figures["W3.resume_p50_ms_sqlite"] = summary([percentile(rep[1], 0.5) for rep in samples])
+        figures |= _langgraph_agent_cycle(saver, thread, repetitions)
     connection.close()
     folder.cleanup()
     return figures
 
 
-def _langgraph_agent_cycle(saver, thread) -> dict:
+def _langgraph_agent_cycle(saver, thread, repetitions: int) -> dict:
     """LangGraph doing the work of Kindgi's W3, as one would build it there: ``MessagesState``, a
     model node whose chat model asks for the call, a ``ToolNode`` whose tool calls
     ``interrupt()``, the SQLite checkpointer writing every step; then the resume, until the model
@@ -306,17 +306,17 @@ def _langgraph_agent_cycle(saver, thread) -> dict:
         return (suspended - started) * 1000, (time.perf_counter() - suspended) * 1000
 
     cycle()
-    repetitions = []
-    for _ in range(REPETITIONS):
+    samples = []
+    for _ in range(repetitions):
         measured = [cycle() for _ in range(40)]
-        repetitions.append(([m[0] for m in measured], [m[1] for m in measured]))
+        samples.append(([m[0] for m in measured], [m[1] for m in measured]))
     return {
-        "W3.suspend_p50_ms_sqlite_agent": summary([percentile(rep[0], 0.5) for rep in repetitions]),
-        "W3.resume_p50_ms_sqlite_agent": summary([percentile(rep[1], 0.5) for rep in repetitions]),
+        "W3.suspend_p50_ms_sqlite_agent": summary([percentile(rep[0], 0.5) for rep in samples]),
+        "W3.resume_p50_ms_sqlite_agent": summary([percentile(rep[1], 0.5) for rep in samples]),
     }
 
 
-def _langgraph_postgres(builder, thread) -> dict:
+def _langgraph_postgres(builder, thread, repetitions: int) -> dict:
     """W1's graph with LangGraph's PostgreSQL checkpointer (what a scale-out user would pick), on a
     database of its own; nothing when PostgreSQL does not answer."""
     import os
@@ -340,7 +340,7 @@ def _langgraph_postgres(builder, thread) -> dict:
             graph = builder.compile(checkpointer=saver)
             graph.invoke({"wanted": 5, "done": 0, "messages": []}, thread(), durability="sync")
             per_call = []
-            for _ in range(REPETITIONS):
+            for _ in range(repetitions):
                 started = time.perf_counter()
                 graph.invoke({"wanted": 50, "done": 0, "messages": []}, thread(), durability="sync")
                 per_call.append((time.perf_counter() - started) * 1000 / 50)

@@ -63,23 +63,29 @@ SIDE_BY_SIDE = [
 
 def side_by_side(results: dict) -> list[dict]:
     """Each comparison both sides measured: the two medians, Kindgi's as a multiple of the
-    peer's, and, where a ratio is a target, whether it is met."""
+    peer's, and, where a ratio is a target, whether it is met. The ratio is the median of the
+    ratios round by round where the run took turns with the peers (``paired_ratios``), and the
+    ratio of the two medians where it did not."""
     limits = {(ours, peer, theirs): limit for ours, peer, theirs, limit in RATIO_TARGETS}
+    paired = results.get("paired_ratios") or {}
     rows = []
     for ours, peer, theirs in SIDE_BY_SIDE:
         workload, variant, figure = ours.split(".")
         mine = results["workloads"].get(workload, {}).get(variant, {}).get(figure)
         other = (results.get("peers") or {}).get(peer, {}).get(theirs)
         if mine and other:
+            by_round = paired.get(f"{ours} / {peer}.{theirs}")
             rows.append(
                 {
                     "kindgi": ours,
                     "peer": f"{peer}.{theirs}",
                     "kindgi_median": mine["median"],
                     "peer_median": other["median"],
-                    "ratio": round(mine["median"] / other["median"], 2),
+                    "ratio": by_round["median"] if by_round else round(mine["median"] / other["median"], 2),
                 }
             )
+            if by_round:
+                rows[-1] |= {"ratio_min": by_round["min"], "ratio_max": by_round["max"]}
             limit = limits.get((ours, peer, theirs))
             if limit is not None:
                 rows[-1] |= {"target": f"<= {limit}x", "met": rows[-1]["ratio"] <= limit}
@@ -172,9 +178,13 @@ def print_table(results: dict, *, previous: dict | None = None) -> None:
         print(f"{name:<44} skipped: {reason}")
     comparisons = side_by_side(results)
     if comparisons:
-        print(f"\n{'Kindgi beside a peer':<44} {'kindgi':>10} {'peer':>10} {'ratio':>10}  peer figure")
+        print(
+            f"\n{'Kindgi beside a peer':<44} {'kindgi':>10} {'peer':>10} {'ratio':>10} {'by round':>11}"
+            "  peer figure"
+        )
         for row in comparisons:
-            medians = f"{row['kindgi_median']:>10} {row['peer_median']:>10} {row['ratio']:>10}"
+            spread = f"{row['ratio_min']}-{row['ratio_max']}" if "ratio_min" in row else ""
+            medians = f"{row['kindgi_median']:>10} {row['peer_median']:>10} {row['ratio']:>10} {spread:>11}"
             mark = f"  {row['target']} {'met' if row['met'] else 'MISSED'}" if "target" in row else ""
             print(f"{row['kindgi']:<44} {medians}  {row['peer']}{mark}")
     peers = results.get("peers") or {}

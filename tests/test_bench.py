@@ -110,22 +110,24 @@ def test_the_last_run_is_the_one_its_file_dates_last_whatever_the_files_mtimes(t
     assert previous_results(tmp_path / "none") is None
 
 
-def test_each_workloads_peers_run_right_after_it_and_their_figures_are_kept_together(tmp_path, monkeypatch):
+def test_kindgis_peered_variants_take_turns_with_their_peers_and_their_figures_are_kept_together(
+    tmp_path, monkeypatch
+):
     import bench.__main__ as runner
     import bench.peers
 
     happened = []
 
-    def run_variant(workload, variant, needs, tasks, quick):
-        happened.append(f"{workload} {variant}")
-        return {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
-
     def figure(value: float) -> dict:
         return {"median": value, "min": value, "max": value}
 
-    def measure_peers(chosen, *, quick):
+    def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
+        happened.append(f"{workload} {variant} x{repetitions or 5}")
+        return {"per_call_ms": figure(1.0)}
+
+    def measure_peers(chosen, *, quick, repetitions=5):
         (workload,) = chosen
-        happened.append(f"peers {workload}")
+        happened.append(f"peers {workload} x{repetitions}")
         if workload == "W3":
             return {"langgraph": {"W3.resume": figure(2.0)}, "pydantic-ai": {"error": "it broke"}}
         return {"langgraph": {"W1.per_call": figure(3.0)}, "other": {"error": "not installed"}}
@@ -136,8 +138,76 @@ def test_each_workloads_peers_run_right_after_it_and_their_figures_are_kept_toge
     monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
     written = tmp_path / "run.json"
     runner.main(["--only", "W1,W3", "--json", str(written)])
-    assert happened == ["W1 sqlite", "W1 postgres", "peers W1", "W3 services", "W3 http", "peers W3"]
-    peers = json.loads(written.read_text())["peers"]
+    assert happened == (
+        ["W1 sqlite x1", "W1 postgres x1", "peers W1 x1"] * 5
+        + ["W3 http x5"]  # not set beside a peer: once, whole
+        + ["W3 services x1", "peers W3 x1"] * 5
+    )
+    results = json.loads(written.read_text())
+    assert list(results["workloads"]["W3"]) == ["services", "http"]
+    peers = results["peers"]
     assert peers["langgraph"] == {"W1.per_call": figure(3.0), "W3.resume": figure(2.0)}
     assert peers["pydantic-ai"] == {"error": "it broke"}
     assert peers["other"] == {"error": "not installed"}
+
+
+def test_without_peers_each_variant_runs_once_whole(tmp_path, monkeypatch):
+    import bench.__main__ as runner
+
+    happened = []
+
+    def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
+        happened.append((workload, variant, repetitions))
+        return {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+
+    monkeypatch.setattr(runner, "_run_variant", run_variant)
+    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
+    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
+    runner.main(["--only", "W3", "--no-peers", "--json", str(tmp_path / "run.json")])
+    assert happened == [("W3", "services", None), ("W3", "http", None)]
+
+
+def test_a_ratio_to_a_peer_is_the_median_of_the_rounds_ratios(tmp_path, monkeypatch):
+    """Each round's two figures are taken seconds apart; the medians of each side over the
+    rounds may come from rounds minutes apart, on a machine running at another speed."""
+    import bench.__main__ as runner
+    import bench.peers
+    from bench.report import side_by_side
+
+    ours = iter([1.0, 2.0, 3.0, 4.0, 5.0])
+    theirs = iter([1.0, 4.0, 1.0, 4.0, 1.0])  # the rounds' ratios: 1, 0.5, 3, 1, 5
+
+    def figure(value: float) -> dict:
+        return {"median": value, "min": value, "max": value}
+
+    def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
+        if variant == "services":
+            return {"resume_p50_ms": figure(next(ours))}
+        return {"resume_p50_ms": figure(9.0)}
+
+    def measure_peers(chosen, *, quick, repetitions=5):
+        return {"langgraph": {"W3.resume_p50_ms_sqlite_agent": figure(next(theirs))}}
+
+    monkeypatch.setattr(runner, "_run_variant", run_variant)
+    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
+    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
+    monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
+    written = tmp_path / "run.json"
+    runner.main(["--only", "W3", "--json", str(written)])
+    results = json.loads(written.read_text())
+    assert results["workloads"]["W3"]["services"]["resume_p50_ms"] == {"median": 3.0, "min": 1.0, "max": 5.0}
+    assert results["peers"]["langgraph"]["W3.resume_p50_ms_sqlite_agent"]["median"] == 1.0
+    name = "W3.services.resume_p50_ms / langgraph.W3.resume_p50_ms_sqlite_agent"
+    assert results["paired_ratios"] == {name: {"median": 1.0, "min": 0.5, "max": 5.0}}
+    (row,) = [row for row in side_by_side(results) if row["peer"].endswith("_sqlite_agent")]
+    assert (row["kindgi_median"], row["peer_median"]) == (3.0, 1.0)  # 3.0x as a ratio of medians
+    assert (row["ratio"], row["ratio_min"], row["ratio_max"]) == (1.0, 0.5, 5.0)
+    assert row["met"] is False  # 1.0 > 0.5
+
+
+def test_a_failed_round_fails_the_variant():
+    from bench.__main__ import merge_rounds
+
+    good = {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+    assert merge_rounds([good, {"error": "exit 1: boom"}, good]) == {"error": "exit 1: boom"}
+    assert merge_rounds([good, good]) == {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}

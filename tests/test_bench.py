@@ -110,16 +110,28 @@ def test_the_last_run_is_the_one_its_file_dates_last_whatever_the_files_mtimes(t
     assert previous_results(tmp_path / "none") is None
 
 
-def test_kindgis_peered_variants_take_turns_with_their_peers_and_their_figures_are_kept_together(
-    tmp_path, monkeypatch
-):
+def figure(value: float) -> dict:
+    return {"median": value, "min": value, "max": value}
+
+
+def run_bench(monkeypatch, arguments: list[str], run_variant, measure_peers=None) -> None:
+    """``python -m bench`` in this process, with each variant's process and the peers stood in
+    for, every service answering and the machine's speed fixed."""
     import bench.__main__ as runner
     import bench.peers
 
-    happened = []
+    monkeypatch.setattr(runner, "_run_variant", run_variant)
+    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
+    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
+    if measure_peers is not None:
+        monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
+    runner.main(arguments)
 
-    def figure(value: float) -> dict:
-        return {"median": value, "min": value, "max": value}
+
+def test_kindgis_peered_variants_take_turns_with_their_peers_and_their_figures_are_kept_together(
+    tmp_path, monkeypatch
+):
+    happened = []
 
     def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
         happened.append(f"{workload} {variant} x{repetitions or 5}")
@@ -132,12 +144,8 @@ def test_kindgis_peered_variants_take_turns_with_their_peers_and_their_figures_a
             return {"langgraph": {"W3.resume": figure(2.0)}, "pydantic-ai": {"error": "it broke"}}
         return {"langgraph": {"W1.per_call": figure(3.0)}, "other": {"error": "not installed"}}
 
-    monkeypatch.setattr(runner, "_run_variant", run_variant)
-    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
-    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
-    monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
     written = tmp_path / "run.json"
-    runner.main(["--only", "W1,W3", "--json", str(written)])
+    run_bench(monkeypatch, ["--only", "W1,W3", "--json", str(written)], run_variant, measure_peers)
     assert happened == (
         ["W1 sqlite x1", "W1 postgres x1", "peers W1 x1"] * 5
         + ["W3 http x5"]  # not set beside a peer: once, whole
@@ -152,33 +160,23 @@ def test_kindgis_peered_variants_take_turns_with_their_peers_and_their_figures_a
 
 
 def test_without_peers_each_variant_runs_once_whole(tmp_path, monkeypatch):
-    import bench.__main__ as runner
-
     happened = []
 
     def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
         happened.append((workload, variant, repetitions))
-        return {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+        return {"per_call_ms": figure(1.0)}
 
-    monkeypatch.setattr(runner, "_run_variant", run_variant)
-    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
-    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
-    runner.main(["--only", "W3", "--no-peers", "--json", str(tmp_path / "run.json")])
+    run_bench(monkeypatch, ["--only", "W3", "--no-peers", "--json", str(tmp_path / "run.json")], run_variant)
     assert happened == [("W3", "services", None), ("W3", "http", None)]
 
 
 def test_a_ratio_to_a_peer_is_the_median_of_the_rounds_ratios(tmp_path, monkeypatch):
     """Each round's two figures are taken seconds apart; the medians of each side over the
     rounds may come from rounds minutes apart, on a machine running at another speed."""
-    import bench.__main__ as runner
-    import bench.peers
     from bench.report import side_by_side
 
     ours = iter([1.0, 2.0, 3.0, 4.0, 5.0])
     theirs = iter([1.0, 4.0, 1.0, 4.0, 1.0])  # the rounds' ratios: 1, 0.5, 3, 1, 5
-
-    def figure(value: float) -> dict:
-        return {"median": value, "min": value, "max": value}
 
     def run_variant(workload, variant, needs, tasks, quick, repetitions=None):
         if variant == "services":
@@ -188,12 +186,8 @@ def test_a_ratio_to_a_peer_is_the_median_of_the_rounds_ratios(tmp_path, monkeypa
     def measure_peers(chosen, *, quick, repetitions=5):
         return {"langgraph": {"W3.resume_p50_ms_sqlite_agent": figure(next(theirs))}}
 
-    monkeypatch.setattr(runner, "_run_variant", run_variant)
-    monkeypatch.setattr(runner, "_answers", lambda host, port: True)
-    monkeypatch.setattr(runner, "reference_ms", lambda: 1.0)
-    monkeypatch.setattr(bench.peers, "measure_peers", measure_peers)
     written = tmp_path / "run.json"
-    runner.main(["--only", "W3", "--json", str(written)])
+    run_bench(monkeypatch, ["--only", "W3", "--json", str(written)], run_variant, measure_peers)
     results = json.loads(written.read_text())
     assert results["workloads"]["W3"]["services"]["resume_p50_ms"] == {"median": 3.0, "min": 1.0, "max": 5.0}
     assert results["peers"]["langgraph"]["W3.resume_p50_ms_sqlite_agent"]["median"] == 1.0
@@ -208,6 +202,6 @@ def test_a_ratio_to_a_peer_is_the_median_of_the_rounds_ratios(tmp_path, monkeypa
 def test_a_failed_round_fails_the_variant():
     from bench.__main__ import merge_rounds
 
-    good = {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+    good = {"per_call_ms": figure(1.0)}
     assert merge_rounds([good, {"error": "exit 1: boom"}, good]) == {"error": "exit 1: boom"}
-    assert merge_rounds([good, good]) == {"per_call_ms": {"median": 1.0, "min": 1.0, "max": 1.0}}
+    assert merge_rounds([good, good]) == {"per_call_ms": figure(1.0)}

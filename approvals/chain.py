@@ -1,35 +1,21 @@
 """The decision log as a chain: each decision holds a SHA-256 over its content and the hash of
-its tenant's decision before it, so that a decision changed (or removed) behind the
-application's back shows, and ``verify_decisions`` can say which.
+its tenant's decision before it, and the tenant's decisions head (``audit.models.ChainHead``)
+the last one's, so that a decision changed or removed behind the application's back, from the
+middle or from the end, shows, and ``verify_chains`` can say which.
 
-``do_append_decision`` is how every decision is written (a reviewer's, an expiry's); it locks
-the tenant's row so that two decisions of one tenant cannot both follow the same one.
+``do_append_decision`` is how every decision is written (a reviewer's, an expiry's); it takes
+the head first, so that two decisions of one tenant cannot both follow the same one.
 """
 
-import hashlib
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
-
 from approvals.models import Decision
-from core.prepared import Param, Prepared
+from audit import chain
+from audit.models import Chain
 from core.rows import insert_rows
-from tenants.models import Tenant
 
-GENESIS = "sha256:" + "0" * 64
-
-_TENANT_KEY = Param("tenant", Decision._meta.get_field("tenant"))
-_CHAIN_END = Prepared(
-    lambda: (
-        Decision.objects.filter(tenant=_TENANT_KEY).order_by("-sequence").values_list("sequence", "hash")[:1]
-    )
-)
-_TENANT_LOCKED = Prepared(
-    lambda: Tenant.objects.select_for_update().filter(pk=Param("tenant", Tenant._meta.pk)).values_list("pk")
-)
+GENESIS = chain.GENESIS
 
 
 def decision_hash(decision: Decision) -> str:
@@ -47,50 +33,29 @@ def decision_hash(decision: Decision) -> str:
         "decidedAt": decision.decided_at.isoformat(),
         "previous": decision.previous_hash,
     }
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    return chain.content_hash(content)
 
 
 def do_append_decision(*, approval, **fields: Any) -> Decision:
-    """Write the next decision of ``approval``'s tenant, chained to the one before.
+    """Write the next decision of ``approval``'s tenant, chained to the one before, and move the
+    chain's head to it.
 
-    Precondition: inside the decision's transaction (the run and the approval are locked)."""
-    if connection.features.has_select_for_update:
-        # Where rows are locked one by one (PostgreSQL); SQLite's writers take turns anyway.
-        _TENANT_LOCKED.rows(tenant=approval.tenant_id)
-    last = _CHAIN_END.one_or_none(tenant=approval.tenant_id)
-    sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS)
+    Precondition: inside the decision's transaction (the run and the approval are locked); the
+    tenant's decisions head is locked here until it commits."""
+    head = chain.locked_head(approval.tenant_id, Chain.DECISIONS)
     decision = Decision(
-        approval=approval, tenant_id=approval.tenant_id, sequence=sequence, previous_hash=previous, **fields
+        approval=approval,
+        tenant_id=approval.tenant_id,
+        sequence=head.sequence + 1,
+        previous_hash=head.hash,
+        **fields,
     )
     decision.hash = decision_hash(decision)
     insert_rows([decision])  # an audit record: written once, never saved again
+    chain.advance(head, sequence=decision.sequence, hash=decision.hash)
     return decision
 
 
-@dataclass(frozen=True, kw_only=True)
-class Break:
-    decision_id: int
-    sequence: int
-    reason: str
-
-
-def first_break(decisions: Iterable[Decision]) -> Break | None:
+def first_break(decisions: Iterable[Decision]) -> chain.Break | None:
     """The first decision of a tenant's chain (given in sequence order) that does not hold."""
-    previous, expected = GENESIS, 1
-    for decision in decisions:
-        where = {"decision_id": decision.pk, "sequence": decision.sequence}
-        if decision.sequence != expected:
-            return Break(
-                **where, reason=f"it is #{decision.sequence} where #{expected} should be: one is missing"
-            )
-        if decision.previous_hash != previous:
-            return Break(
-                **where, reason="it does not follow the decision before it (its previous hash differs)"
-            )
-        if decision_hash(decision) != decision.hash:
-            return Break(
-                **where, reason="its hash does not match its content: it was changed after it was written"
-            )
-        previous, expected = decision.hash, expected + 1
-    return None
+    return chain.chain_first_break(decisions, decision_hash, what="decision")

@@ -75,8 +75,8 @@ class Approval(models.Model):
     # What an approval binds: the digest of the tool id, version and arguments. The call that
     # runs after the decision must match the digest it approved.
     digest = models.CharField(max_length=80)
-    # Who started the run that waits (or the flow above it): under four-eyes, not its decider.
-    started_by = models.ForeignKey(
+    # The principal of the run that waits (runs.principals): under four-eyes, not its decider.
+    principal = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     required_role = models.CharField(max_length=32)

@@ -60,8 +60,8 @@ def can_decide(
 
     A connection:use approval is its connection's owner's alone, whatever their role (they need
     not be a reviewer), before it expires. Any other: a reviewer of the approval's tenant, with
-    its required role or higher, among its named reviewers if it has any, not the starter of its
-    run under four-eyes, not one who already approved it (an approval that needs several needs
+    its required role or higher, among its named reviewers if it has any, not its run's
+    principal under four-eyes, not one who already approved it (an approval that needs several needs
     that many people), before it expires. No service account decides anything.
     ``user`` (whose registration ``reviewer`` is, if any) is the decider; ``reviewer_names``
     (user id → display name), when given, spares looking the named reviewers up (a page of
@@ -114,10 +114,11 @@ def can_decide(
             reason=f"this approval needs a reviewer with the role {approval.required_role!r} or higher; "
             f"{reviewer.display_name} is {reviewer.role!r}",
         )
-    if setting("KINDGI_FOUR_EYES") and approval.started_by_id == reviewer.user_id:
+    if setting("KINDGI_FOUR_EYES") and approval.principal_id == reviewer.user_id:
         return Refusal(
             kind=RefusalKind.FORBIDDEN,
-            reason="four-eyes: you started this run, so another reviewer must decide its calls",
+            reason="four-eyes: this run is yours (you started it, or it runs on your behalf: your "
+            "schedule, your mailbox, your service token), so another reviewer must decide its calls",
         )
     return None
 

@@ -7,13 +7,13 @@ from django.utils import timezone
 
 from approvals.escalation_steps import approval_escalation, due_at
 from approvals.events import CANCELLED, CREATED, announce
-from approvals.models import Approval, ApprovalStatus
+from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.roles import lowest_role
 from core.conf import setting
 from core.rows import insert_rows
-from runs.calls import starter_of
 from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from runs.models import Run
+from runs.principals import principal_of
 
 
 def _expiry(gate: dict[str, Any], escalation: list[dict[str, Any]], now):
@@ -72,7 +72,7 @@ class ApprovalWaitpoints:
                 node_id=waitpoint.get("nodeId", "") if flow_step else "",
                 arguments=waitpoint["arguments"],
                 digest=waitpoint["digest"],
-                started_by_id=starter_of(run),
+                principal_id=principal_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,
                 reviewer_ids=list(gate.get("reviewerIds", [])),
@@ -92,3 +92,12 @@ class ApprovalWaitpoints:
             approval.status, approval.decided_at = ApprovalStatus.CANCELLED, now
             approval.save(update_fields=["status", "decided_at"])
             announce(approval, CANCELLED)
+
+    def may_resolve_any(self, run_ids: list, user) -> bool:
+        """Whether ``user`` may decide one of the pending approvals of the runs ``run_ids``, by the
+        one set of decision rights."""
+        from approvals.permissions import can_decide
+
+        pending = Approval.objects.filter(run_id__in=run_ids, status=ApprovalStatus.PENDING)
+        reviewer = Reviewer.objects.filter(user=user).first()
+        return any(can_decide(reviewer, approval, user=user) is None for approval in pending)

@@ -26,6 +26,9 @@ class ConnectionWaitpoints:
     def on_cancel(self, run: Run) -> None:
         return None
 
+    def may_resolve_any(self, run_ids: list, user) -> bool:
+        return False  # connecting an app is its owner's, who is the run's principal or named by it
+
 
 class ConnectionsOfOwners:
     """The connections a run's calls act through, for ``runs.connections``."""

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "kindgi_site",
     "tenants",
+    "audit",
     "tools",
     "runs",
     "approvals",

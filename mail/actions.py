@@ -25,7 +25,7 @@ from mail.exceptions import MailboxInputError
 from mail.models import DEFAULT_SIZE_LIMIT, MailAttachment, Mailbox, MailMessage, MailRefusal
 from mail.parsing import ParsedMail, automatic, parse
 from runs.actions import check_start_run
-from runs.exceptions import RunStateError
+from runs.exceptions import ConversationNotFoundError, RunStateError
 from runs.models import Run, Trigger
 from tools.registry import get_registry
 
@@ -233,6 +233,7 @@ def start_run_for(message: MailMessage, mailbox: Mailbox) -> Run | None:
         "tenant": mailbox.tenant,
         "input": run_input,
         "trigger": Trigger.MAIL,
+        "principal": mailbox.owner,
         "connections": {MAILBOX_APP: mailbox.owner.get_username()},
         "connection_labels": {MAILBOX_APP: mailbox.address},
     }
@@ -241,7 +242,9 @@ def start_run_for(message: MailMessage, mailbox: Mailbox) -> Run | None:
     try:
         try:
             run = check_start_run(**start, conversation_id=conversation)
-        except RunStateError as error:  # the thread's last turn is still going: a new conversation
+        except (RunStateError, ConversationNotFoundError) as error:
+            # The thread's last turn is still going, or its conversation is another principal's
+            # (the mailbox changed hands): a new conversation.
             note = f"started a new conversation: {error}"
             run = check_start_run(**start)
     except DomainError as error:

@@ -24,9 +24,18 @@ from runs.connections import app_names
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
 from runs.engine.validation import json_pointer
-from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
+from runs.exceptions import (
+    CancelForbiddenError,
+    ConversationNotFoundError,
+    RunInputError,
+    RunNotFoundError,
+    RunStateError,
+    UnknownDefinitionError,
+)
 from runs.journal import append_entries, identity_of, resume_locked, start_claimed
 from runs.models import FINISHED_STATUSES, Run, RunStatus, Trigger
+from runs.permissions import cancel_refusal
+from runs.principals import principal_for_start
 from runs.tasks import enqueue_run_on_commit, execute_claimed_on_commit, execute_run, runs_in_this_process
 from tenants.models import Membership, Tenant
 from tenants.selectors import is_service_account, tenant_for_user
@@ -64,6 +73,8 @@ def check_start_run(
     connections: Any = None,
     connection_labels: Mapping[str, str] | None = None,
     trigger: Trigger | None = None,
+    token=None,
+    principal=None,
 ) -> Run:
     """Start a run of a flow or an agent turn for ``tenant`` (by default, the acting user's).
 
@@ -78,6 +89,10 @@ def check_start_run(
     calls use, ``connections`` ``{app: username}``; each such use first waits for that person's yes.
     ``connection_labels`` ``{app: text}`` say which of theirs it is (a mailbox's address), for the
     person asked.
+
+    Every run has a principal (``runs.principals``): the person who starts it; for a service
+    account, the person its ``token`` names as responsible; for a run no person starts, the
+    person it runs for, ``principal`` (a schedule's or mailbox's owner).
     """
     tenant = tenant or tenant_for_user(acting_user)
     service = acting_user if is_service_account(acting_user) else None
@@ -85,6 +100,9 @@ def check_start_run(
         trigger = Trigger.PERSON if acting_user is not None and service is None else Trigger.SERVICE
     if trigger == Trigger.PERSON and acting_user is None:
         raise RunInputError(["/trigger: a person's run needs the person who starts it"])
+    principal = principal_for_start(
+        trigger=trigger, tenant=tenant, acting_user=acting_user, token=token, on_behalf_of=principal
+    )
     owners = _connection_owners(connections, tenant=tenant, trigger=trigger)
     for app, label in (connection_labels or {}).items():
         if app in owners:
@@ -97,7 +115,7 @@ def check_start_run(
             ["/input" + (line[1:] if line.startswith("/:") else line) for line in error.errors]
         ) from None
     if conversation_id is not None:
-        _check_conversation(conversation_id, target, tenant=tenant)
+        _check_conversation(conversation_id, target, tenant=tenant, principal=principal)
     run = do_create_run(
         tenant=tenant,
         target=target,
@@ -108,6 +126,7 @@ def check_start_run(
         trigger=trigger,
         started_by=acting_user if trigger == Trigger.PERSON else None,
         service=service,
+        principal=principal,
         connection_owners=owners,
     )
     # Executed here but not to its end, or by this process's queue: read as it now stands. A
@@ -162,14 +181,15 @@ def _known(names) -> str:
 
 
 def _check_conversation(
-    conversation_id: UUID, target: FlowDefinition | AgentDefinition, *, tenant: Tenant
+    conversation_id: UUID, target: FlowDefinition | AgentDefinition, *, tenant: Tenant, principal
 ) -> None:
+    """A conversation is continued only by its principal: for anyone else it does not exist."""
     if not isinstance(target, AgentDefinition):
         raise RunInputError(["/conversationId: only an agent turn continues a conversation"])
     turns = Run.objects.filter(tenant=tenant, conversation_id=conversation_id)
-    latest = turns.order_by("-created_at").first()
-    if latest is None:
-        raise RunInputError([f"/conversationId: there is no conversation {conversation_id}"])
+    latest = turns.order_by("-created_at").only("agent_key", "principal_id").first()
+    if latest is None or latest.principal_id != principal.pk:
+        raise ConversationNotFoundError(f"there is no conversation {conversation_id}")
     if latest.agent_key != target.id:
         raise RunInputError(
             [f"/conversationId: conversation {conversation_id} is with {latest.agent_key}, not {target.id}"]
@@ -201,9 +221,11 @@ def do_create_run(
     trigger: str = Trigger.PERSON,
     started_by=None,
     service=None,
+    principal=None,
     connection_owners: Mapping[str, Any] | None = None,
 ) -> Run:
-    """Create a queued run and execute it once this transaction commits. ``input`` is valid."""
+    """Create a queued run and execute it once this transaction commits. ``input`` is valid;
+    ``principal`` is the person who stands behind it (``runs.principals``)."""
     run = Run(
         **identity_of(target),
         tenant=tenant,
@@ -213,6 +235,7 @@ def do_create_run(
         trigger=trigger,
         started_by=started_by,
         service=service,
+        principal=principal,
         connection_owners=dict(connection_owners or {}),
     )
     if run.is_agent_turn:
@@ -280,9 +303,30 @@ def resume_locked_run(
 
 
 @transaction.atomic(durable=True)
+def check_cancel_run(run_id: UUID, *, acting_user, token=None, reason: str = "") -> Run:
+    """Cancel a run of the acting user's tenant, if they may (``runs.permissions``): a run of
+    another tenant does not exist for them; one they may see but not cancel is refused."""
+    tenant = tenant_for_user(acting_user)
+    run = Run.objects.select_for_update().filter(pk=run_id, tenant=tenant).first()
+    if run is None:
+        raise RunNotFoundError(f"there is no run {run_id}")
+    if (refusal := cancel_refusal(run, acting_user, token=token)) is not None:
+        raise CancelForbiddenError(refusal)
+    return _cancel_locked(run, reason=reason, acting_user=acting_user)
+
+
+@transaction.atomic(durable=True)
 def do_cancel_run(run_id: UUID, *, reason: str = "", acting_user=None) -> Run:
-    """Cancel a queued, running or suspended run and every unfinished run below it."""
-    run = Run.objects.select_for_update().get(pk=run_id)
+    """Cancel a queued, running or suspended run and every unfinished run below it, for a
+    caller that has checked the rights (the system's sweeps, or ``check_cancel_run``)."""
+    return _cancel_locked(
+        Run.objects.select_for_update().get(pk=run_id), reason=reason, acting_user=acting_user
+    )
+
+
+def _cancel_locked(run: Run, *, reason: str, acting_user) -> Run:
+    """Precondition: ``run`` is locked with select_for_update in this transaction."""
+    run_id = run.pk
     if run.is_finished:
         raise RunStateError(f"run {run_id} is already {run.status}")
     _cancel(run, reason=reason or "cancelled", acting_user=acting_user)

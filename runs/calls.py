@@ -21,7 +21,8 @@ from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict,
 from runs.engine.state import RunFacts, RunState
 from runs.engine.turn import RETRIEVAL_CALL
 from runs.exceptions import RunStateError
-from runs.models import Run
+from runs.models import Run, Trigger
+from runs.principals import principal_of
 from runs.selectors import conversation_approvals, conversation_history, run_journal
 from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry
@@ -47,13 +48,6 @@ def agent_gates(
     return AgentGates(enabled=agent.gates_enabled, overrides=overrides)
 
 
-def starter_of(run: Run):
-    """Who started the run, or the flow run it is a step of (a user id), or None."""
-    while run.started_by_id is None and run.parent_id is not None:
-        run = Run.objects.only("started_by_id", "parent_id").get(pk=run.parent_id)
-    return run.started_by_id
-
-
 def named_connection_owners(run: Run) -> dict[str, str]:
     """Whose connection each app's calls use in a run no person started, as its start named
     them: app -> user id."""
@@ -62,15 +56,17 @@ def named_connection_owners(run: Run) -> dict[str, str]:
 
 def run_facts(run: Run) -> RunFacts:
     history = conversation_history(run) if run.is_agent_turn and not run.messages else ()
-    starter = starter_of(run)
+    principal = principal_of(run)
+    person_started = run.trigger == Trigger.PERSON
     return RunFacts(
         id=str(run.pk),
         tenant_id=str(run.tenant_id),
         tenant_slug=run.tenant.slug,
         dry_run=run.dry_run,
         read_only=run.read_only,
-        started_by=str(starter) if starter is not None else None,
-        connection_owners=named_connection_owners(run) if starter is None else {},
+        principal=str(principal) if principal is not None else None,
+        person_started=person_started,
+        connection_owners={} if person_started else named_connection_owners(run),
         input=run.input,
         messages=run.messages,
         history=history,

@@ -13,9 +13,10 @@ from django.views.decorators.http import require_POST
 
 from core.lookups import one_or_none
 from runs import timeline
-from runs.actions import do_cancel_run
-from runs.exceptions import RunStateError
+from runs.actions import check_cancel_run
+from runs.exceptions import CancelForbiddenError, RunStateError
 from runs.models import JournalEntry, Run, RunStatus
+from runs.permissions import cancel_refusal
 from runs.selectors import run_list_for_tenant
 
 
@@ -29,7 +30,9 @@ def _run_or_none(request, run_id) -> Run | None:
     if tenant is None:
         return None
     return one_or_none(
-        Run.objects.select_related("parent", "started_by", "service").filter(pk=run_id, tenant=tenant)
+        Run.objects.select_related("parent", "started_by", "service", "principal").filter(
+            pk=run_id, tenant=tenant
+        )
     )
 
 
@@ -46,11 +49,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _live_context(run: Run) -> dict:
+def _live_context(run: Run, user) -> dict:
     entries = list(run.journal.order_by("sequence"))
     children = list(run.children.order_by("created_at"))
     return {
         "run": run,
+        "may_cancel": not run.is_finished and cancel_refusal(run, user) is None,
         "entries": entries,
         "timeline": timeline.build(
             entries, now=timezone.now(), live=not run.is_finished, children=_child_timelines(children)
@@ -81,7 +85,7 @@ def run_page(request: HttpRequest, run_id: UUID) -> HttpResponse:
     run = _run_or_none(request, run_id)
     if run is None:
         return render(request, "console/not_found.html", {"what": "run"}, status=404)
-    return render(request, "console/run.html", _live_context(run))
+    return render(request, "console/run.html", _live_context(run, request.user))
 
 
 @login_required
@@ -90,7 +94,7 @@ def run_live(request: HttpRequest, run_id: UUID) -> HttpResponse:
     run = _run_or_none(request, run_id)
     if run is None:
         return HttpResponse(status=404)
-    return render(request, "console/run.html#run-live", _live_context(run))
+    return render(request, "console/run.html#run-live", _live_context(run, request.user))
 
 
 @login_required
@@ -100,8 +104,8 @@ def run_cancel(request: HttpRequest, run_id: UUID) -> HttpResponse:
     if run is None:
         return render(request, "console/not_found.html", {"what": "run"}, status=404)
     try:
-        do_cancel_run(run.pk, reason="cancelled in the console", acting_user=request.user)
+        check_cancel_run(run.pk, reason="cancelled in the console", acting_user=request.user)
         messages.success(request, "The run was cancelled.")
-    except RunStateError as error:
+    except (RunStateError, CancelForbiddenError) as error:
         messages.error(request, str(error))
     return redirect("console:run", run_id=run.pk)

@@ -58,3 +58,21 @@ class ScheduleNotFoundError(RunError):
 class ScheduleForbiddenError(RunError):
     http_status = 403
     code = "forbidden"
+
+
+class PrincipalError(RunError):
+    """No person would stand behind the run: nothing was started."""
+
+    http_status = 403
+    code = "no_principal"
+
+
+class CancelForbiddenError(RunError):
+    """The caller may see the run but not cancel it."""
+
+    http_status = 403
+    code = "forbidden"
+
+
+class ConversationNotFoundError(RunNotFoundError):
+    """No such conversation of the caller's (another person's does not exist for them)."""

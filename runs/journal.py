@@ -449,6 +449,7 @@ def do_get_or_create_child_run(
             trigger=parent.trigger,
             started_by=parent.started_by,
             service=parent.service,
+            principal_id=parent.principal_id,
             connection_owners=parent.connection_owners,
             parent=parent,
             parent_node_id=node_id,

@@ -66,6 +66,12 @@ class Run(models.Model):
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The person accountable for it (runs.principals): its starter, its schedule's or mailbox's
+    # owner, or the person responsible for the service token that started it; a child run's is
+    # its parent's. Empty only on runs older than principals that could not be attributed.
+    principal = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     # The service account whose token started it (trigger service).
     service = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -179,8 +179,8 @@ def claim_tick(schedule: Schedule, *, now) -> bool:
 
 
 def start_scheduled_run(schedule: Schedule) -> Run:
-    """A run of the schedule's agent or flow, started by no person: each app's calls use the
-    owner's connection, after the owner's yes."""
+    """A run of the schedule's agent or flow, started by no person, on its owner's behalf (its
+    principal): each app's calls use the owner's connection, after the owner's yes."""
     owner = schedule.owner.get_username()
     return check_start_run(
         tenant=schedule.tenant,
@@ -188,5 +188,6 @@ def start_scheduled_run(schedule: Schedule) -> Run:
         flow_id=schedule.flow_key or None,
         input=schedule.input,
         trigger=Trigger.SCHEDULE,
+        principal=schedule.owner,
         connections={app: owner for app in sorted(app_names(schedule.tenant_id))},
     )

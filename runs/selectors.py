@@ -26,12 +26,17 @@ def conversation_history(run: Run) -> list[dict[str, Any]]:
 
 
 def conversation_approvals(run: Run) -> set[str]:
-    """The tools a person approved a call of in the conversation's other turns."""
+    """The tools a person approved a call of in the conversation's other turns: those of the
+    turns of ``run``'s principal only, so that no one inherits approvals given for another's."""
     if run.conversation_id is None or run.conversation_id == run.pk:
         # No conversation, or this is its first turn: a next turn cannot start before it ends.
         return set()
     resumed = (
-        JournalEntry.objects.filter(run__conversation_id=run.conversation_id, kind=JournalKind.WAIT_RESUMED)
+        JournalEntry.objects.filter(
+            run__conversation_id=run.conversation_id,
+            run__principal_id=run.principal_id,
+            kind=JournalKind.WAIT_RESUMED,
+        )
         .exclude(run=run)
         .order_by("run_id", "sequence")
         .only("run_id", "kind", "node_id", "payload")
@@ -65,7 +70,7 @@ def run_journal(run: Run) -> list[Replayed]:
 
 
 def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
-    runs = Run.objects.filter(tenant=tenant).select_related("started_by", "service")
+    runs = Run.objects.filter(tenant=tenant).select_related("started_by", "service", "principal")
     if status:
         runs = runs.filter(status=status)
     if flow_id:
@@ -77,7 +82,7 @@ def run_list_for_tenant(tenant, *, status=None, flow_id=None, agent_id=None):
 
 _RUN_OF_TENANT = Prepared(
     lambda: (
-        Run.objects.select_related("started_by", "service")
+        Run.objects.select_related("started_by", "service", "principal")
         .filter(pk=Param("run", Run._meta.pk), tenant=Param("tenant", Run._meta.get_field("tenant")))
         .order_by()
     )

@@ -20,6 +20,10 @@ class WaitpointHandler(Protocol):
     def on_cancel(self, run: Run) -> None:
         """The run was cancelled while it may have been waiting."""
 
+    def may_resolve_any(self, run_ids: list, user) -> bool:
+        """Whether ``user`` may resolve one of the waits of the runs ``run_ids`` (decide one of
+        their pending approvals): one of the rights to cancel a run (``runs.permissions``)."""
+
 
 _handlers: dict[str, WaitpointHandler] = {}
 
@@ -41,3 +45,7 @@ def on_suspend(run: Run, waitpoint: dict[str, Any], *, first: bool = False) -> d
 def on_cancel(run: Run) -> None:
     for handler in _handlers.values():
         handler.on_cancel(run)
+
+
+def may_resolve_any(run_ids: list, user) -> bool:
+    return any(handler.may_resolve_any(run_ids, user) for handler in _handlers.values())

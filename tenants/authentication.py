@@ -1,7 +1,7 @@
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from tenants.tokens import bearer_token, user_for_token
+from tenants.tokens import active_token, bearer_token
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -11,10 +11,11 @@ class BearerTokenAuthentication(BaseAuthentication):
         token = bearer_token(get_authorization_header(request).decode("latin-1"))
         if token is None:
             return None
-        user = user_for_token(token)
-        if user is None:
+        record = active_token(token)
+        if record is None:
             raise AuthenticationFailed("the API token is not valid, or it was revoked")
-        return user, token
+        # ``request.auth`` is the token's record: a service account's names whom it acts for.
+        return record.user, record
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="kindgi"'

@@ -17,3 +17,17 @@ class ServiceAccountError(TenantError):
 
     http_status = 400
     code = "invalid_input"
+
+
+class ConfigurationForbiddenError(TenantError):
+    """The acting person may not change this setting (``tenants.authority``); nothing changed."""
+
+    http_status = 403
+    code = "forbidden"
+
+
+class TokenInputError(TenantError):
+    """A token asked for that cannot be made as asked; nothing was made."""
+
+    http_status = 400
+    code = "invalid_input"

@@ -42,9 +42,20 @@ class Membership(models.Model):
 
 
 class ApiToken(models.Model):
-    """A user's API token. Only its prefix and a hash are kept; the token is shown once."""
+    """A user's API token. Only its prefix and a hash are kept; the token is shown once.
+
+    A service account's token names the person ``responsible`` for it: the principal of every run
+    it starts (``runs.principals``). A service token that names no one starts no run."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    responsible = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="For a service account's token: the person accountable for the runs it starts.",
+    )
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, unique=True)
     token_hash = models.CharField(max_length=64)

@@ -8,9 +8,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from audit.actions import record_change
+from audit.models import Surface
 from core.prepared import Param, Prepared
-from tenants.exceptions import ServiceAccountError
+from tenants.authority import MACHINE_SURFACES, check_may_configure
+from tenants.exceptions import ConfigurationForbiddenError, ServiceAccountError, TokenInputError
 from tenants.models import ApiToken, Membership, Tenant
+from tenants.selectors import is_service_account, tenant_for_user
 
 TOKEN_START = "kgi_"
 
@@ -19,15 +23,89 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def check_create_token(
+    *, acting_user, surface: str, user, name: str = "", responsible=None
+) -> tuple[ApiToken, str]:
+    """Create a token for ``user``, a member of a tenant, if the acting person may change that
+    tenant's tokens (``tenants.authority``). A service account's token names the person
+    ``responsible`` for the runs it starts (a person of its tenant); a person's token names no one
+    (its runs are that person's own)."""
+    tenant = tenant_for_user(user)
+    check_may_configure(acting_user, tenant, what=f"{tenant.slug}'s API tokens", surface=surface)
+    if is_service_account(user):
+        if responsible is None:
+            raise TokenInputError(
+                [
+                    f"/responsible: a token of service account {user.get_username()} names the person "
+                    "responsible for the runs it starts (--responsible USER)"
+                ]
+            )
+        membership = getattr(responsible, "membership", None)
+        if membership is None or membership.tenant_id != tenant.pk or not responsible.is_active:
+            raise TokenInputError(
+                [f"/responsible: {responsible.get_username()} is not an active person of {tenant.slug}"]
+            )
+        if membership.is_service_account:
+            raise TokenInputError(
+                [
+                    f"/responsible: {responsible.get_username()} is a service account, "
+                    "and a token is answered for by a person"
+                ]
+            )
+    elif responsible is not None:
+        raise TokenInputError(
+            [f"/responsible: {user.get_username()} is a person; their token's runs are their own"]
+        )
+    return do_create_token(
+        user=user, name=name, responsible=responsible, acting_user=acting_user, surface=surface
+    )
+
+
 @transaction.atomic
-def do_create_token(*, user, name: str = "") -> tuple[ApiToken, str]:
-    """Create a token for ``user``; the plain token is returned here and never again.
+def do_create_token(
+    *, user, name: str = "", responsible=None, acting_user=None, surface: str = Surface.SYSTEM
+) -> tuple[ApiToken, str]:
+    """Create a token for ``user``; the plain token is returned here and never again. Its making
+    is recorded in the user's tenant's audit chain (the token itself, never).
 
     Joins the caller's transaction (the admin's add view has one)."""
     prefix = secrets.token_hex(4)
     token = f"{TOKEN_START}{prefix}_{secrets.token_urlsafe(32)}"
-    record = ApiToken.objects.create(user=user, name=name, prefix=prefix, token_hash=_hash(token))
+    record = ApiToken.objects.create(
+        user=user, name=name, prefix=prefix, token_hash=_hash(token), responsible=responsible
+    )
+    _record(
+        record, acting_user=acting_user, surface=surface, action="token.created", after=token_facts(record)
+    )
     return record, token
+
+
+def token_facts(record: ApiToken) -> dict:
+    """What the audit keeps of a token: never the token, nor its hash."""
+    return {
+        "prefix": f"kgi_{record.prefix}_…",
+        "user": record.user.get_username(),
+        "name": record.name,
+        "responsible": record.responsible.get_username() if record.responsible_id else None,
+        "revoked": record.revoked_at is not None,
+    }
+
+
+def _record(record: ApiToken, *, acting_user, surface: str, action: str, before=None, after=None) -> None:
+    membership = getattr(record.user, "membership", None)
+    if membership is None:
+        return  # a token of no tenant's: it opens nothing (every call asks for a tenant)
+    record_change(
+        tenant=membership.tenant,
+        acting_user=acting_user,
+        surface=surface,
+        action=action,
+        target_type="token",
+        target_id=record.pk,
+        target_label=f"kgi_{record.prefix}_… of {record.user.get_username()}",
+        before=before,
+        after=after,
+    )
 
 
 @transaction.atomic
@@ -54,10 +132,32 @@ def do_service_account(*, name: str, tenant: Tenant | None) -> tuple[object, boo
     return user, True
 
 
-def do_revoke_token(record: ApiToken) -> ApiToken:
+def check_revoke_token(record: ApiToken, *, acting_user, surface: str) -> ApiToken:
+    """Revoke a token, if the acting person may change its tenant's tokens."""
+    membership = getattr(record.user, "membership", None)
+    if membership is not None:
+        check_may_configure(
+            acting_user, membership.tenant, what=f"{membership.tenant.slug}'s API tokens", surface=surface
+        )
+    elif acting_user is not None and not acting_user.is_superuser and surface not in MACHINE_SURFACES:
+        raise ConfigurationForbiddenError("only a superuser revokes a token of a user of no tenant")
+    return do_revoke_token(record, acting_user=acting_user, surface=surface)
+
+
+@transaction.atomic
+def do_revoke_token(record: ApiToken, *, acting_user=None, surface: str = Surface.SYSTEM) -> ApiToken:
     if record.revoked_at is None:
+        before = token_facts(record)
         record.revoked_at = timezone.now()
         record.save(update_fields=["revoked_at"])
+        _record(
+            record,
+            acting_user=acting_user,
+            surface=surface,
+            action="token.revoked",
+            before=before,
+            after=token_facts(record),
+        )
     return record
 
 

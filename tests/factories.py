@@ -29,3 +29,12 @@ def reviewer(username: str = "rita", *, role: str = "standard", tenant: Tenant |
         user=user, tenant=user.membership.tenant, role=role, display_name=username.title()
     )
     return user
+
+
+def principal(tenant: Tenant | None = None):
+    """The person a test's run stands on when the test starts it from code, as a schedule or a
+    mailbox would for its owner: a member of ``tenant`` who is no reviewer (made the first time)."""
+    tenant = tenant or default_tenant()
+    username = "pat" if tenant.slug == "acme" else f"pat-{tenant.slug}"
+    user = get_user_model().objects.filter(username=username).first()
+    return user or member(username, tenant=tenant)

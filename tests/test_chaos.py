@@ -6,14 +6,17 @@ import pytest
 from bench.chaos import Tally, account, healthy
 from runs.actions import check_start_run
 from runs.models import JournalEntry
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def waiting_run():
     return check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
     )
 
 

@@ -52,7 +52,7 @@ def test_approvals_made_before_the_digest_bind_their_call_and_know_their_runs_st
 
     approval = Approval.objects.get()
     assert approval.digest == call_digest("acme-ops.post-update", "0.1.0", arguments)
-    assert approval.started_by_id == ada.pk
+    assert approval.principal_id == ada.pk  # its run's starter, who is its principal
 
 
 @pytest.mark.django_db(transaction=True)

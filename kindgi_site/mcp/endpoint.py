@@ -30,6 +30,8 @@ from tenants.tokens import active_token, bearer_token
 class Caller:
     user: object
     tenant: object
+    # The token it called with: a service account's names whom its runs are for.
+    token: object = None
 
 
 _CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("kindgi_mcp_caller", default=None)
@@ -65,7 +67,11 @@ async def _list_tools(ctx, params) -> mcp_types.ListToolsResult:
 async def _call_tool(ctx, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
     caller = _caller_of(ctx)
     started = await database_sync_to_async(start)(
-        name=params.name, arguments=params.arguments or {}, user=caller.user, tenant=caller.tenant
+        name=params.name,
+        arguments=params.arguments or {},
+        user=caller.user,
+        tenant=caller.tenant,
+        token=caller.token,
     )
     answer = started if isinstance(started, CallAnswer) else await _answer_when_ready(started)
     return mcp_types.CallToolResult(
@@ -109,7 +115,7 @@ def _identify(authorization: str) -> Caller | str:
     membership = Membership.objects.select_related("tenant").filter(user=record.user).first()
     if membership is None:
         return "forbidden"
-    return Caller(user=record.user, tenant=membership.tenant)
+    return Caller(user=record.user, tenant=membership.tenant, token=record)
 
 
 async def _refuse(send, status: int, code: str, message: str) -> None:

@@ -89,9 +89,10 @@ def only_reads(definition: FlowDefinition | AgentDefinition, registry: Registry)
     return True
 
 
-def start(*, name: str, arguments: dict[str, Any], user, tenant) -> Run | CallAnswer:
-    """Start a run of the flow or agent ``name`` as ``user``: the run (with the immediate task
-    backend, already ended or waiting), or the error answer. Synchronous (touches the database)."""
+def start(*, name: str, arguments: dict[str, Any], user, tenant, token=None) -> Run | CallAnswer:
+    """Start a run of the flow or agent ``name`` as ``user`` (with ``token``, the API token it
+    called with): the run (with the immediate task backend, already ended or waiting), or the
+    error answer. Synchronous (touches the database)."""
     registry = get_registry()
     kind = (
         "flow" if registry.flow(name) is not None else "agent" if registry.agent(name) is not None else None
@@ -105,6 +106,7 @@ def start(*, name: str, arguments: dict[str, Any], user, tenant) -> Run | CallAn
             input=arguments,
             tenant=tenant,
             acting_user=user,
+            token=token,
         )
     except DomainError as error:
         return CallAnswer(

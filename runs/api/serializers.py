@@ -59,6 +59,13 @@ class RunSerializer(serializers.ModelSerializer):
         choices=Trigger.choices, help_text="person: startedBy started it; otherwise no person did."
     )
     startedBy = serializers.CharField(source="started_by.username", allow_null=True, default=None)
+    principal = serializers.CharField(
+        source="principal.username",
+        allow_null=True,
+        default=None,
+        help_text="The person accountable for the run: who started it, or whom a run no person started "
+        "runs for (the schedule's or mailbox's owner, the person responsible for the service token).",
+    )
     service = serializers.CharField(
         source="service.username",
         allow_null=True,
@@ -90,6 +97,7 @@ class RunSerializer(serializers.ModelSerializer):
             "conversationId",
             "trigger",
             "startedBy",
+            "principal",
             "service",
             "connections",
             "createdAt",

@@ -8,7 +8,7 @@ from core.api.fields import choice_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantMember
 from core.api.representation import represent
-from runs.actions import check_start_run, do_cancel_run
+from runs.actions import check_cancel_run, check_start_run
 from runs.api.serializers import (
     JournalEntrySerializer,
     JournalPageSerializer,
@@ -73,6 +73,7 @@ class RunListStartApi(generics.ListAPIView):
             conversation_id=fields.get("conversationId"),
             connections=fields.get("connections"),
             acting_user=request.user,
+            token=request.auth,
         )
         return Response(represent(RunDetailSerializer, run), status=status.HTTP_201_CREATED)
 
@@ -111,9 +112,10 @@ class RunCancelApi(APIView):
 
     @extend_schema(request=None, responses=RunDetailSerializer)
     def post(self, request, run_id):
+        check_cancel_run(
+            run_id, acting_user=request.user, token=request.auth, reason="cancelled through the API"
+        )
         run = run_get_for_tenant(request.user.membership.tenant, run_id)
-        do_cancel_run(run.pk, reason="cancelled through the API", acting_user=request.user)
-        run.refresh_from_db()
         return Response(represent(RunDetailSerializer, run))
 
 

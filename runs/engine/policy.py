@@ -361,10 +361,10 @@ def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
 
 
 def connection_owner(run: RunFacts, app: str) -> str | None:
-    """Whose connection to ``app`` the run's calls use: the person who started it, or, in a run
-    no person started, whoever its start named for the app (None: no one)."""
-    if run.started_by is not None:
-        return run.started_by
+    """Whose connection to ``app`` the run's calls use: its principal, when they started it
+    themselves; in a run no person started, whoever its start named for the app (None: no one)."""
+    if run.person_started:
+        return run.principal
     return run.connection_owners.get(app)
 
 
@@ -383,7 +383,7 @@ def connection(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
     if owner is None:
         reason = f'no person started this run, and its start named no one\'s connection to "{app}"'
         return _not_allowed(call, reason, f'connection-unavailable: tool "{call.tool_id}": {reason}')
-    if ctx.run.started_by is None and state.connection_consents.get(app) != owner:
+    if not ctx.run.person_started and state.connection_consents.get(app) != owner:
         refusal = state.connection_refusals.get(call.call_id)
         if refusal is None:
             tool = call.tool

@@ -22,8 +22,11 @@ class RunFacts:
     tenant_slug: str | None = None
     dry_run: bool = False
     read_only: bool = False
-    # Who started the run (or the flow run it is a step of), as a user id; None: no person did.
-    started_by: str | None = None
+    # The person accountable for the run (its principal), as a user id.
+    principal: str | None = None
+    # Whether that person started it themselves (trigger ``person``): its calls then use their
+    # connections; in a run no person started, each use of a connection waits for its owner's yes.
+    person_started: bool = False
     # In a run no person started: whose connection each app's calls use, app -> user id, as its
     # start named them (a service's start request, a mailbox's or a schedule's owner).
     connection_owners: Mapping[str, str] = field(default_factory=dict)

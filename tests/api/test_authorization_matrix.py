@@ -17,7 +17,7 @@ from kindgi_site.asgi import application
 from mail.models import Mailbox
 from runs.actions import check_start_run
 from tenants.tokens import do_create_token, do_revoke_token
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PACKS = [
@@ -70,7 +70,12 @@ class World:
 
 
 def _gated_run(tenant) -> tuple[str, str]:
-    run = check_start_run(tenant=tenant, agent_id="acme-ops.status-agent", input={"userMessage": "Up."})
+    run = check_start_run(
+        tenant=tenant,
+        principal=principal(tenant),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
+    )
     return str(run.pk), str(Approval.objects.get(run=run).pk)
 
 
@@ -146,6 +151,7 @@ def _waiting_for_coras_yes(tenant) -> str:
     SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {}))]
     run = check_start_run(
         tenant=tenant,
+        principal=principal(tenant),
         agent_id="conn-probe.assistant",
         input={"userMessage": "Who?"},
         connections={"tracker": "cora"},
@@ -193,7 +199,8 @@ def token_for(caller: str) -> str | None:
         "service account": lambda: _service_account(),
         "the connection's owner": lambda: get_user_model().objects.get(username="cora"),
     }[caller]()
-    record, token = do_create_token(user=user)
+    responsible = principal() if caller == "service account" else None
+    record, token = do_create_token(user=user, responsible=responsible)
     if caller == "revoked token":
         do_revoke_token(record)
     return token
@@ -245,7 +252,11 @@ def expected(endpoint: str, caller: str) -> int:
         "GET run": 404 if other else 200,
         "GET run journal": 404 if other else 200,
         "GET approval": 404 if other else 200,
-        "POST run cancel": 404 if other else 200,
+        # A run is cancelled by its principal (Pat, for whom the service's token acts), a tenant
+        # admin, or a reviewer who may decide one of its calls; not by any member.
+        "POST run cancel": 404
+        if other
+        else (403 if caller in ("member, not a reviewer", "the connection's owner") else 200),
         "GET reviewers/me": 200 if a_reviewer else 403,
         # A service account is no person: it reviews nothing.
         "POST reviewers/register": 403 if service else 200,

@@ -7,7 +7,7 @@ from approvals.actions import check_save_rule
 from runs.actions import check_start_run
 from runs.models import RunStatus
 from tests.api.conftest import client_for
-from tests.factories import default_tenant, member, other_tenant
+from tests.factories import default_tenant, member, other_tenant, principal
 from tools.models import AgentGateOverride
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +20,12 @@ def admin_api(db):
 
 
 def status_run(tenant):
-    return check_start_run(tenant=tenant, agent_id="acme-ops.status-agent", input={"userMessage": "Up."})
+    return check_start_run(
+        tenant=tenant,
+        principal=principal(tenant),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
+    )
 
 
 def test_a_tenant_admin_sets_an_override_for_their_tenant_only(admin_api):

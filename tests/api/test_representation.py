@@ -12,7 +12,7 @@ from core.api.representation import represent
 from runs.actions import check_start_run
 from runs.api.serializers import RunDetailSerializer
 from runs.models import Run
-from tests.factories import default_tenant, member, reviewer
+from tests.factories import default_tenant, member, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,12 @@ def runs_of_each_kind() -> list[Run]:
         input={"userMessage": "Up."},
         acting_user=member("sam", tenant=tenant),
     )
-    flow = check_start_run(tenant=tenant, flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    flow = check_start_run(
+        tenant=tenant,
+        principal=principal(tenant),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_1001"},
+    )
     return [turn, flow, turn]
 
 

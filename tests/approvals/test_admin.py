@@ -4,7 +4,7 @@ from django.urls import reverse
 from approvals.actions import check_complete_approval
 from approvals.models import Approval, Reviewer
 from runs.actions import check_start_run
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -12,7 +12,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_approvals_and_decisions_can_be_viewed_and_not_edited(admin_client, django_assert_max_num_queries):
     for message in ("one", "two", "three"):
         check_start_run(
-            tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="acme-ops.status-agent",
+            input={"userMessage": message},
         )
     first = Approval.objects.order_by("created_at").first()
     check_complete_approval(approval_id=first.pk, acting_user=reviewer("ada"), decision="approve")
@@ -101,7 +104,10 @@ def staff(user):
 
 def waiting(message: str = "Checkout is back to normal.", tenant=None) -> Approval:
     run = check_start_run(
-        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}
+        tenant=tenant or default_tenant(),
+        principal=principal(tenant or default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": message},
     )
     return Approval.objects.get(run=run)
 

@@ -1,5 +1,6 @@
 """The decision log is tamper-evident: each decision's hash covers its content and the decision
-before it, per tenant, and verify_decisions names the first one that does not hold."""
+before it, per tenant, the tenant's head holds the last one, and verify_chains (verify_decisions,
+its former name) names the first problem."""
 
 import io
 
@@ -12,7 +13,7 @@ from approvals.actions import check_complete_approval, expire_due_approvals
 from approvals.chain import GENESIS, decision_hash
 from approvals.models import Approval, Decision
 from runs.actions import check_start_run
-from tests.factories import default_tenant, other_tenant, reviewer
+from tests.factories import default_tenant, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +23,10 @@ def decided(n: int, *, tenant=None, user=None) -> list[Decision]:
     user = user or reviewer(f"rev-{tenant.slug}", tenant=tenant)
     for index in range(n):
         run = check_start_run(
-            tenant=tenant, agent_id="acme-ops.status-agent", input={"userMessage": f"Up {index}."}
+            tenant=tenant,
+            principal=principal(tenant),
+            agent_id="acme-ops.status-agent",
+            input={"userMessage": f"Up {index}."},
         )
         check_complete_approval(
             approval_id=run.approvals.get().pk, acting_user=user, decision="approve", rationale="ok"
@@ -45,8 +49,8 @@ def test_each_decision_follows_the_one_before_it_in_its_tenant():
     assert all(decision_hash(d) == d.hash for d in acme)
     assert (globex[0].sequence, globex[0].previous_hash) == (1, GENESIS)  # a chain of its own
     out, err = verify()
-    assert "acme: 3 decision(s), the chain holds" in out
-    assert "globex: 1 decision(s), the chain holds" in out
+    assert f"acme: the chains hold; heads: audit #0 {GENESIS}, decisions #3 {acme[-1].hash}" in out
+    assert f"globex: the chains hold; heads: audit #0 {GENESIS}, decisions #1 {globex[0].hash}" in out
     assert err == ""
 
 
@@ -57,7 +61,10 @@ def test_an_expiry_is_in_the_chain_too():
 
     decided(1)
     run = check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Later."}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Later."},
     )
     Approval.objects.filter(run=run).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert len(expire_due_approvals().done) == 1
@@ -92,7 +99,7 @@ def test_a_decision_changed_behind_the_orms_back_is_named(tamper, reason):
     with connection.cursor() as cursor:  # what someone with the database could do
         for statement in tamper.split("; "):
             cursor.execute(statement, [middle.pk])
-    with pytest.raises(CommandError, match="does not hold"):
+    with pytest.raises(CommandError, match="do not hold"):
         verify()
     err = io.StringIO()
     with pytest.raises(CommandError):

@@ -11,7 +11,7 @@ from approvals.models import Decision
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import RunStatus
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -19,7 +19,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def test_twenty_concurrent_decisions_one_wins_and_the_tool_runs_once():
     assert connection.vendor == "postgresql"
     run = check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
     )
     approval = run.approvals.get()
     deciders = [reviewer(f"reviewer-{index}") for index in range(20)]
@@ -63,7 +66,10 @@ def test_decisions_of_one_tenant_taken_at_once_make_one_chain_without_a_fork():
 
     runs = [
         check_start_run(
-            tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": f"Up {n}."}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="acme-ops.status-agent",
+            input={"userMessage": f"Up {n}."},
         )
         for n in range(12)
     ]

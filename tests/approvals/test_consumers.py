@@ -9,7 +9,7 @@ from approvals.actions import check_complete_approval
 from kindgi_site.asgi import application
 from runs.actions import check_start_run, do_cancel_run
 from tenants.tokens import do_create_token
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +23,10 @@ def socket(token=None, query=""):
 
 def start(tenant=None):
     return check_start_run(
-        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+        tenant=tenant or default_tenant(),
+        principal=principal(tenant or default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
     )
 
 

@@ -15,12 +15,14 @@ from approvals.models import Approval, Decision
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run, do_cancel_run
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def status_run(message="Checkout is back to normal.", **options) -> Run:
+    if "acting_user" not in options:
+        options.setdefault("principal", principal())
     return check_start_run(
         tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}, **options
     )
@@ -98,7 +100,10 @@ class TestTheSeedStory:
 
     def test_in_a_flow_the_approval_belongs_to_the_agent_steps_own_run(self):
         flow = check_start_run(
-            tenant=default_tenant(), flow_id="acme-ops.status-flow", input={"userMessage": "Up again."}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="acme-ops.status-flow",
+            input={"userMessage": "Up again."},
         )
         assert flow.status == RunStatus.SUSPENDED
         assert flow.journal.get(kind="wait.suspended").node_id == "respond"
@@ -174,7 +179,7 @@ class TestRefusals:
         ada = reviewer("ada")
         run = check_start_run(agent_id="acme-ops.status-agent", input={"userMessage": "Up."}, acting_user=ada)
         approval = run.approvals.get()
-        with pytest.raises(DecisionForbiddenError, match="four-eyes: you started this run"):
+        with pytest.raises(DecisionForbiddenError, match="four-eyes: this run is yours"):
             check_complete_approval(approval_id=approval.pk, acting_user=ada, decision="approve")
         unchanged(run, approval)
         check_complete_approval(approval_id=approval.pk, acting_user=reviewer("bob"), decision="approve")

@@ -19,7 +19,7 @@ from approvals.notifications import (
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 from tests.smtp_sink import running_sink
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,6 +55,8 @@ def senior_rule(**fields):
 
 
 def status_run(message="Checkout is back to normal.", **options) -> Run:
+    if "acting_user" not in options:
+        options.setdefault("principal", principal())
     return check_start_run(
         tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}, **options
     )
@@ -128,7 +130,10 @@ class TestWhoIsTold:
             ModelReply(tool_calls=(ToolCall(id="w", tool_id="probe.write", arguments={"label": "x"}),))
         ]
         run = check_start_run(
-            tenant=default_tenant(), agent_id="probe.toned", input={"userMessage": "Go", "tone": "formal"}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="probe.toned",
+            input={"userMessage": "Go", "tone": "formal"},
         )
         assert run.status == RunStatus.SUSPENDED
         deliver_due_notifications()

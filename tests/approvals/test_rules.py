@@ -13,7 +13,7 @@ from approvals.models import Approval, ApprovalRule, Decision
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant, other_tenant, reviewer
+from tests.factories import default_tenant, other_tenant, principal, reviewer
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 from tests.runs.helpers import answer, calls
 
@@ -30,7 +30,12 @@ def make_rule(**fields) -> ApprovalRule:
 
 
 def start(agent: str, message: str = "go") -> Run:
-    return check_start_run(tenant=default_tenant(), agent_id=agent, input={"userMessage": message})
+    return check_start_run(
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id=agent,
+        input={"userMessage": message},
+    )
 
 
 def tool_result(run: Run, call_id: str):

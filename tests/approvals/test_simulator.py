@@ -7,7 +7,7 @@ from approvals.actions import check_save_rule
 from approvals.models import ApprovalRule
 from approvals.simulator import draft_rule, simulate
 from runs.actions import check_start_run
-from tests.factories import default_tenant, other_tenant
+from tests.factories import default_tenant, other_tenant, principal
 from tests.runs.decide import decide
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,6 +17,7 @@ NEW = 2**62
 def note(text: str, tenant=None):
     return check_start_run(
         tenant=tenant or default_tenant(),
+        principal=principal(tenant or default_tenant()),
         flow_id="my-pack.note-order",
         input={"orderId": "ord_1001", "text": text},
     )
@@ -24,7 +25,10 @@ def note(text: str, tenant=None):
 
 def status(message: str, decision: str):
     run = check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": message},
     )
     return decide(run, "call_post_update", decision, rationale="no")
 

@@ -12,7 +12,7 @@ from approvals.actions import check_complete_approval
 from approvals.models import Webhook, WebhookDelivery
 from approvals.webhooks import deliver_due_webhooks
 from runs.actions import check_start_run
-from tests.factories import default_tenant, other_tenant, reviewer
+from tests.factories import default_tenant, other_tenant, principal, reviewer
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,7 +29,10 @@ def receiver(settings):
 
 def start_status_run(tenant=None):
     return check_start_run(
-        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+        tenant=tenant or default_tenant(),
+        principal=principal(tenant or default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
     )
 
 

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from approvals.models import Approval
 from tenants.tokens import do_create_token
 from tests.browser.test_console_in_a_browser import PASSWORD, decide_by_api, sign_in, start_status_run
-from tests.factories import reviewer
+from tests.factories import principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -219,7 +219,10 @@ def test_a_tenant_admin_tries_a_rule_on_past_calls_then_saves_it(server, page, s
     tia.membership.save()
     for text in ("Called back", "Refund sent"):
         check_start_run(
-            tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": text}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="my-pack.note-order",
+            input={"orderId": "ord_1001", "text": text},
         )
     sign_in(page, server, "tia")
     page.get_by_role("link", name="Rules").click()

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from runs.models import RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.live_server import free_port
 
 from .test_dev import KINDGI, _dev_env, _start_dev
@@ -92,7 +92,10 @@ def test_added_to_kindgi_packs_it_loads_and_its_gated_agent_suspends(
         assert not Tool.objects.get(key="demo-pack.write-note").is_read_only
         assert Agent.objects.filter(key="demo-pack.assistant").exists()
         run = check_start_run(
-            tenant=default_tenant(), agent_id="demo-pack.assistant", input={"userMessage": "write todo: milk"}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="demo-pack.assistant",
+            input={"userMessage": "write todo: milk"},
         )
         assert run.status == RunStatus.SUSPENDED
         approval = Approval.objects.get(run=run)

@@ -3,7 +3,7 @@
 from connections.models import App
 from tenants.tokens import do_create_token, do_service_account
 from tests.cli.conftest import parsed
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 
 
 def test_a_services_run_names_whose_connection_each_app_uses(cli, monkeypatch):
@@ -16,7 +16,7 @@ def test_a_services_run_names_whose_connection_each_app_uses(cli, monkeypatch):
         api_base_url="https://apps.example/api",
     )
     service, _ = do_service_account(name="nightly", tenant=default_tenant())
-    monkeypatch.setenv("KINDGI_TOKEN", do_create_token(user=service)[1])
+    monkeypatch.setenv("KINDGI_TOKEN", do_create_token(user=service, responsible=principal())[1])
     code, out, err = cli(
         "runs",
         "start",

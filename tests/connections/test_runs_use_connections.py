@@ -12,7 +12,7 @@ from runs.actions import check_start_run
 from runs.models import Run, RunStatus
 from tenants.tokens import do_create_token
 from tests.connections.test_connecting import connect
-from tests.factories import default_tenant, member
+from tests.factories import default_tenant, member, principal
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.helpers import answer, calls
 
@@ -76,7 +76,10 @@ def test_a_run_nobody_started_whose_start_named_no_one_uses_no_ones_connection(t
     connect(member("ada"), oauth_server)
     SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
     run = check_start_run(
-        tenant=default_tenant(), agent_id="conn-probe.assistant", input={"userMessage": "who?"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="conn-probe.assistant",
+        input={"userMessage": "who?"},
     )
     assert run.status == RunStatus.COMPLETED
     error = result_of(run, "c1")["error"]

@@ -14,7 +14,7 @@ from runs.models import Run, RunStatus
 from tenants.models import Membership
 from tenants.tokens import do_create_token
 from tests.connections.test_connecting import connect
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.helpers import answer, calls
 
@@ -24,7 +24,18 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 def service_token(name: str = "nightly-report") -> str:
     default_tenant()
     out, err = io.StringIO(), io.StringIO()
-    call_command("create_api_token", "--service", name, "--tenant", "acme", stdout=out, stderr=err)
+    responsible = principal().get_username()
+    call_command(
+        "create_api_token",
+        "--service",
+        name,
+        "--tenant",
+        "acme",
+        "--responsible",
+        responsible,
+        stdout=out,
+        stderr=err,
+    )
     return out.getvalue().strip()
 
 
@@ -72,9 +83,18 @@ def test_create_api_token_refuses_a_persons_name_or_another_tenants_service():
     service_token("sync")
     other_tenant()
     with pytest.raises(CommandError, match="belongs to tenant 'acme', not 'globex'"):
-        call_command("create_api_token", "--service", "sync", "--tenant", "globex", stdout=io.StringIO())
+        call_command(
+            "create_api_token",
+            "--service",
+            "sync",
+            "--tenant",
+            "globex",
+            "--responsible",
+            "pat",
+            stdout=io.StringIO(),
+        )
     with pytest.raises(CommandError, match="name the tenant"):
-        call_command("create_api_token", "--service", "new-one", stdout=io.StringIO())
+        call_command("create_api_token", "--service", "new-one", "--responsible", "pat", stdout=io.StringIO())
 
 
 def test_a_service_account_decides_nothing_and_is_no_reviewer():

@@ -10,7 +10,7 @@ from approvals.models import Approval, Decision
 from packs.acme_ops.status_page import STATUS_PAGE
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +23,10 @@ def signed_in(user) -> Client:
 
 def waiting(message="Checkout is back to normal.", tenant=None) -> Run:
     return check_start_run(
-        tenant=tenant or default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": message}
+        tenant=tenant or default_tenant(),
+        principal=principal(tenant or default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": message},
     )
 
 
@@ -129,7 +132,10 @@ def test_the_filters_offer_what_waits():
     )
     waiting()
     noted = check_start_run(
-        tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "late"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "late"},
     )
     assert noted.status == "suspended"
     page = signed_in(reviewer("ada")).get("/console/queue/").text
@@ -143,7 +149,12 @@ def test_the_filters_offer_what_waits():
 
 def test_filters():
     waiting()
-    check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    check_start_run(
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_1001"},
+    )
     client = signed_in(reviewer("ada"))
     assert "acme-ops.post-update</code>" in client.get("/console/queue/?agent=acme-ops.status-agent").text
     assert "Nothing waits for a decision" in client.get("/console/queue/?agent=my-pack.echo-agent").text
@@ -294,7 +305,10 @@ def test_a_flow_steps_approval_names_the_flow_and_its_step():
         fields={"name": "notes", "tool_pattern": "my-pack.add-order-note", "gate": "always_ask"},
     )
     run = check_start_run(
-        tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "Hi"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "Hi"},
     )
     client = signed_in(reviewer("ada"))
     assert "flow my-pack.note-order, step note" in client.get("/console/queue/").text

@@ -9,7 +9,7 @@ from django.utils import timezone
 from approvals.insight import decision_insight
 from approvals.models import Approval, Decision
 from runs.actions import check_start_run
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,12 @@ def recorded(
 ) -> list[Approval]:
     """``count`` approvals asked ``age`` ago and ended ``took`` later (pending: not ended)."""
     tenant = tenant or default_tenant()
-    run = check_start_run(tenant=tenant, agent_id="acme-ops.status-agent", input={"userMessage": "seed"})
+    run = check_start_run(
+        tenant=tenant,
+        principal=principal(tenant),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "seed"},
+    )
     now = timezone.now()
     start = Approval.objects.count()
     approvals = Approval.objects.bulk_create(

@@ -6,7 +6,7 @@ from django.urls import reverse
 from approvals.models import ApprovalRule
 from runs.actions import check_start_run
 from runs.models import JournalEntry
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db
 DRAFT = {
@@ -22,7 +22,10 @@ DRAFT = {
 def recorded_notes(count: int, *, start: int = 0):
     """``count`` calls of my-pack.add-order-note that ran with no gate asking, as a flow step."""
     run = check_start_run(
-        tenant=default_tenant(), flow_id="my-pack.note-order", input={"orderId": "ord_1001", "text": "x"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.note-order",
+        input={"orderId": "ord_1001", "text": "x"},
     )
     JournalEntry.objects.bulk_create(
         JournalEntry(
@@ -45,7 +48,10 @@ def recorded_notes(count: int, *, start: int = 0):
 def recorded_posts(count: int):
     """``count`` calls of acme-ops.post-update by the status agent that its code's gate asked about."""
     run = check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "x"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "x"},
     )
     JournalEntry.objects.bulk_create(
         JournalEntry(

@@ -8,7 +8,7 @@ from approvals.actions import check_complete_approval
 from approvals.models import ApprovalStatus
 from runs.actions import check_start_run
 from runs.models import RunStatus
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +22,10 @@ class DownLayer:
 
 def test_a_decision_stands_and_its_run_goes_on_when_the_layer_is_down(caplog):
     run = check_start_run(
-        tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Up."},
     )
     with mock.patch("core.channels.get_channel_layer", return_value=DownLayer()):
         completion = check_complete_approval(

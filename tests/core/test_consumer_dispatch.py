@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from kindgi_site.asgi import application
 from runs.actions import check_start_run
 from tenants.tokens import do_create_token
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +27,10 @@ def test_events_reach_the_sockets_without_a_hop_each(monkeypatch):
         hops.reset_mock()  # what connecting did is not an event
         run = await sync_to_async(
             lambda: check_start_run(
-                tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+                tenant=default_tenant(),
+                principal=principal(default_tenant()),
+                agent_id="acme-ops.status-agent",
+                input={"userMessage": "Up."},
             )
         )()
         assert (await approvals.receive_json_from(timeout=5))["type"] == "approval.created"

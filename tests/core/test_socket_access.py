@@ -14,7 +14,7 @@ from kindgi_site.asgi import application
 from runs.actions import check_start_run
 from tenants.models import ApiToken, Membership
 from tenants.tokens import do_create_token, do_revoke_token
-from tests.factories import default_tenant, member
+from tests.factories import default_tenant, member, principal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -26,7 +26,10 @@ def bearer(token):
 
 def a_run():
     return check_start_run(
-        tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": "ord_1001"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.check-order",
+        input={"orderId": "ord_1001"},
     )
 
 

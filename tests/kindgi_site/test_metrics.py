@@ -6,7 +6,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from approvals.models import Approval
 from runs.models import Run
-from tests.factories import default_tenant, other_tenant
+from tests.factories import default_tenant, other_tenant, principal
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.conftest import probe_packs  # noqa: F401  (the sample and probe packs)
 from tests.runs.decide import decide
@@ -99,7 +99,10 @@ def test_pending_approvals_are_counted_by_tenant(client):
     from runs.actions import check_start_run
 
     check_start_run(
-        tenant=other_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Elsewhere."}
+        tenant=other_tenant(),
+        principal=principal(other_tenant()),
+        agent_id="acme-ops.status-agent",
+        input={"userMessage": "Elsewhere."},
     )
     samples = scrape(client)
     assert samples[("kindgi_approvals_pending", (("tenant", default_tenant().slug),))] == 2

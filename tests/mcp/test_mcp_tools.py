@@ -10,7 +10,7 @@ from django.test import override_settings
 from approvals.models import Approval
 from runs.actions import check_start_run
 from runs.models import RunStatus
-from tests.factories import default_tenant, other_tenant
+from tests.factories import default_tenant, other_tenant, principal
 from tests.mcp.conftest import stdio_server
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.decide import decide
@@ -86,7 +86,11 @@ class TestTheCatalog:
 class TestNeverReadOnly:
     def test_a_dry_run_stops_before_a_tool_that_claims_to_only_read(self, notes):
         run = check_start_run(
-            tenant=default_tenant(), flow_id="mcp-probe.read-note", input={"name": "welcome"}, dry_run=True
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="mcp-probe.read-note",
+            input={"name": "welcome"},
+            dry_run=True,
         )
         assert run.status == RunStatus.FAILED
         assert run.dry_run is True
@@ -95,7 +99,10 @@ class TestNeverReadOnly:
 
     def test_the_same_flow_for_real_calls_the_server(self, notes):
         run = check_start_run(
-            tenant=default_tenant(), flow_id="mcp-probe.read-note", input={"name": "welcome"}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="mcp-probe.read-note",
+            input={"name": "welcome"},
         )
         assert run.status == RunStatus.COMPLETED
         assert run.output == {"text": "Hello from the notes server."}
@@ -202,7 +209,10 @@ class TestTenants:
         SCRIPT.reset()
         SCRIPT.replies[:] = [calls(("c1", "private-notes.read-note", {"name": "welcome"})), answer()]
         theirs = check_start_run(
-            tenant=other_tenant(), agent_id="mcp-probe.private", input={"userMessage": "go"}
+            tenant=other_tenant(),
+            principal=principal(other_tenant()),
+            agent_id="mcp-probe.private",
+            input={"userMessage": "go"},
         )
         assert SCRIPT.requests[0].tools == ()
         assert tool_result(theirs, "c1")["content"]["error"]["code"] == "TOOL_NOT_ALLOWED"

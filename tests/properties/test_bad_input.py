@@ -18,7 +18,7 @@ from runs.engine.validation import INPUT_ERROR_LIMIT
 from runs.exceptions import RunInputError
 from runs.models import JournalEntry, Run
 from tenants.tokens import do_create_token
-from tests.factories import default_tenant, member, reviewer
+from tests.factories import default_tenant, member, principal, reviewer
 from tools.registry import get_registry
 
 from .strategies import objects_with, values
@@ -97,7 +97,10 @@ def test_run_input_is_accepted_or_refused_naming_fields_and_refusal_writes_nothi
     @given(data=objects_with(keys) | values)
     def check(data):
         before = state()
-        run, refused = outcome(lambda: check_start_run(tenant=tenant, input=data, **target), RunInputError)
+        run, refused = outcome(
+            lambda: check_start_run(tenant=tenant, principal=principal(tenant), input=data, **target),
+            RunInputError,
+        )
         if refused is not None:
             assert 1 <= len(refused.errors) <= INPUT_ERROR_LIMIT
             assert all(line.startswith("/") for line in refused.errors)

@@ -1,7 +1,7 @@
 from kindgi import ModelReply, ToolCall
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 
 
 def calls(*specs: tuple[str, str, dict]) -> ModelReply:
@@ -18,6 +18,8 @@ def answer(text: str = "done") -> ModelReply:
 
 
 def start(agent: str, message: str = "go", **options) -> Run:
+    if "acting_user" not in options:
+        options.setdefault("principal", principal())
     return check_start_run(tenant=default_tenant(), agent_id=agent, input={"userMessage": message}, **options)
 
 

@@ -3,16 +3,22 @@ from django.urls import reverse
 
 from runs.actions import check_start_run
 from runs.models import Run
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_runs_can_be_viewed_with_their_journal_and_not_edited(admin_client, django_assert_max_num_queries):
     for order in ("ord_1001", "ord_1002", "ord_1003"):
-        check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": order})
+        check_start_run(
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="my-pack.check-order",
+            input={"orderId": order},
+        )
     flow = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="acme-ops.status-flow",
         input={"userMessage": "<script>alert(1)</script>"},
     )

@@ -8,7 +8,7 @@ from packs.acme_ops.status_page import STATUS_PAGE
 from runs.engine.models import ModelError
 from runs.engine.waitpoints import call_digest
 from runs.models import RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .decide import decide
@@ -460,6 +460,7 @@ class TestAgentInput:
         with pytest.raises(RunInputError) as error:
             check_start_run(
                 tenant=default_tenant(),
+                principal=principal(default_tenant()),
                 agent_id="probe.toned",
                 input={"userMessage": "", "maxWords": "many", "colour": "red"},
             )
@@ -473,6 +474,7 @@ class TestAgentInput:
         SCRIPT.replies = [answer()]
         run = check_start_run(
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             agent_id="probe.toned",
             input={"userMessage": "hi", "tone": "dry", "maxWords": "12"},
         )
@@ -586,4 +588,6 @@ class TestRetrieval:
 def start_with(agent: str, input: dict):
     from runs.actions import check_start_run
 
-    return check_start_run(tenant=default_tenant(), agent_id=agent, input=input)
+    return check_start_run(
+        tenant=default_tenant(), principal=principal(default_tenant()), agent_id=agent, input=input
+    )

@@ -13,7 +13,7 @@ from packs.my_pack.order_book import ORDER_BOOK
 from runs.actions import check_start_run
 from runs.executor import execute
 from runs.models import JournalEntry, Run, RunStatus
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 from tests.pack_fixtures.probes import LEDGER, SCRIPT, TIMELINE
 from tests.runs.helpers import answer, calls, start
 
@@ -27,7 +27,12 @@ def rule(**fields):
 
 
 def note_order() -> Run:
-    return check_start_run(tenant=default_tenant(), flow_id="my-pack.note-order", input=NOTE)
+    return check_start_run(
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.note-order",
+        input=NOTE,
+    )
 
 
 def result_of(run: Run, call_id: str):
@@ -115,7 +120,10 @@ class TestFlowToolSteps:
     def test_an_ask_once_rule_asks_at_the_first_step_of_a_run_and_not_again(self):
         rule(tool_pattern="probe.pay", gate="ask_once")
         run = check_start_run(
-            tenant=default_tenant(), flow_id="probe.pay-twice", input={"amountCents": 5, "to": "bob"}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="probe.pay-twice",
+            input={"amountCents": 5, "to": "bob"},
         )
         assert run.waitpoint["nodeId"] == "first"
         check_complete_approval(
@@ -132,7 +140,13 @@ class TestFlowToolSteps:
 
     def test_a_dry_run_stops_before_any_gate(self):
         rule(tool_pattern="my-pack.add-order-note", gate="always_ask")
-        run = check_start_run(tenant=default_tenant(), flow_id="my-pack.note-order", input=NOTE, dry_run=True)
+        run = check_start_run(
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="my-pack.note-order",
+            input=NOTE,
+            dry_run=True,
+        )
         assert run.failure_message.startswith('dry-run-effectful-tool: tool "my-pack.add-order-note"')
         assert not Approval.objects.exists()
 

@@ -7,7 +7,7 @@ from channels.testing import WebsocketCommunicator
 from kindgi_site.asgi import application
 from runs.actions import check_start_run
 from tenants.tokens import do_create_token
-from tests.factories import default_tenant, member, other_tenant, reviewer
+from tests.factories import default_tenant, member, other_tenant, principal, reviewer
 from tests.runs.decide import decide
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,7 +35,10 @@ def token_of(user) -> str:
 
 def start_flow():
     return check_start_run(
-        tenant=default_tenant(), flow_id="acme-ops.status-flow", input={"userMessage": "Up."}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="acme-ops.status-flow",
+        input={"userMessage": "Up."},
     )
 
 

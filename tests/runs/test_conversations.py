@@ -5,9 +5,9 @@ import uuid
 import pytest
 
 from runs.actions import check_start_run
-from runs.exceptions import RunInputError, RunStateError
+from runs.exceptions import ConversationNotFoundError, RunInputError, RunStateError
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .decide import decide
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def next_turn(first: Run, message: str, agent: str | None = None) -> Run:
     return check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         agent_id=agent or first.agent_key,
         input={"userMessage": message},
         conversation_id=first.conversation_id,
@@ -99,9 +100,10 @@ def test_continuing_needs_an_existing_conversation_with_the_same_agent_and_no_un
     SCRIPT.replies = [answer()]
     first = start("probe.free")
     unknown = uuid.uuid4()
-    with pytest.raises(RunInputError, match=f"/conversationId: there is no conversation {unknown}"):
+    with pytest.raises(ConversationNotFoundError, match=f"there is no conversation {unknown}"):
         check_start_run(
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             agent_id="probe.free",
             input={"userMessage": "x"},
             conversation_id=unknown,
@@ -111,6 +113,7 @@ def test_continuing_needs_an_existing_conversation_with_the_same_agent_and_no_un
     with pytest.raises(RunInputError, match="only an agent turn continues a conversation"):
         check_start_run(
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             flow_id="my-pack.check-order",
             input={"orderId": "ord_1001"},
             conversation_id=first.pk,

@@ -15,7 +15,7 @@ from runs.actions import check_start_run
 from runs.models import RunStatus
 from runs.tasks import execute_run
 from tests.api.conftest import client_for
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 from tests.live_server import database_env
 
 from .decide import decide
@@ -72,6 +72,7 @@ def run_worker() -> subprocess.CompletedProcess:
 def test_a_queued_flow_run_is_executed_by_a_worker(database_queue):
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.check-order",
         input={"orderId": "ord_1001"},
     )

@@ -15,7 +15,7 @@ from runs.executor import execute
 from runs.journal import do_claim_run, do_record
 from runs.models import JournalEntry, Run, RunStatus
 from runs.tasks import execute_run
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.pack_fixtures.probes import SCRIPT, TIMELINE
 
 from .decide import decide
@@ -358,6 +358,7 @@ def test_a_tool_call_longer_than_the_lease_keeps_its_claim(settings, tmp_path):
         try:
             check_start_run(
                 tenant=default_tenant(),
+                principal=principal(default_tenant()),
                 flow_id="probe.append",
                 input={"path": str(side_effects), "pause_ms": 3000},
             )

@@ -7,7 +7,7 @@ from packs.my_pack.order_book import ORDER_BOOK
 from runs.actions import check_start_run, do_cancel_run, do_resume_run, resume_locked_run
 from runs.exceptions import RunInputError, RunStateError, UnknownDefinitionError
 from runs.models import JournalEntry, Run, RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.runs.decide import decide
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,6 +20,7 @@ def kinds(run: Run) -> list[tuple[int, str, str]]:
 def test_check_order_dry_run_completes_with_the_shipped_order():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.check-order",
         input={"orderId": "ord_1001"},
         dry_run=True,
@@ -41,6 +42,7 @@ def test_check_order_dry_run_completes_with_the_shipped_order():
 def test_note_order_dry_run_fails_before_the_effectful_tool_is_called():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.note-order",
         input={"orderId": "ord_1001", "text": "Customer called"},
         dry_run=True,
@@ -57,6 +59,7 @@ def test_note_order_dry_run_fails_before_the_effectful_tool_is_called():
 def test_note_order_for_real_writes_the_note():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.note-order",
         input={"orderId": "ord_1001", "text": "Customer called"},
     )
@@ -68,6 +71,7 @@ def test_note_order_for_real_writes_the_note():
 def test_a_read_only_flow_run_refuses_the_write_step():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.note-order",
         input={"orderId": "ord_1001", "text": "x"},
         read_only=True,
@@ -80,6 +84,7 @@ def test_a_read_only_flow_run_refuses_the_write_step():
 def test_echo_flow_dry_run_skips_the_model_call():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.echo-flow",
         input={"name": "Ada"},
         dry_run=True,
@@ -98,7 +103,12 @@ def test_echo_flow_dry_run_skips_the_model_call():
 
 
 def test_echo_flow_runs_its_agent_as_a_child_run():
-    run = check_start_run(tenant=default_tenant(), flow_id="my-pack.echo-flow", input={"name": "Ada"})
+    run = check_start_run(
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.echo-flow",
+        input={"name": "Ada"},
+    )
     assert run.output == {"reply": "Hello, Ada!", "greeting": "Hello, Ada!"}
     child = run.children.get()
     assert child.input == {"userMessage": "Hello, Ada!"}
@@ -111,6 +121,7 @@ def test_echo_flow_runs_its_agent_as_a_child_run():
 def test_a_failing_tool_step_fails_the_run_with_the_tools_error():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="my-pack.check-order",
         input={"orderId": "ord_404"},
     )
@@ -126,6 +137,7 @@ def test_invalid_input_names_each_field_and_leaves_no_run():
     with pytest.raises(RunInputError) as error:
         check_start_run(
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             flow_id="my-pack.note-order",
             input={"orderId": "", "txt": "x"},
         )
@@ -135,33 +147,47 @@ def test_invalid_input_names_each_field_and_leaves_no_run():
         "/input/txt: unknown field (the fields are: orderId, text)",
     ]
     with pytest.raises(RunInputError, match="/input/userMessage: Field required"):
-        check_start_run(tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"message": "hi"})
+        check_start_run(
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="acme-ops.status-agent",
+            input={"message": "hi"},
+        )
     with pytest.raises(RunInputError, match="/input: Input should be"):
-        check_start_run(tenant=default_tenant(), flow_id="my-pack.check-order", input=["ord_1001"])
+        check_start_run(
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            flow_id="my-pack.check-order",
+            input=["ord_1001"],
+        )
     assert Run.objects.count() == 0
     assert JournalEntry.objects.count() == 0
 
 
 def test_an_unknown_flow_or_agent_is_refused():
     with pytest.raises(UnknownDefinitionError, match=r'there is no flow "my-pack\.nope"'):
-        check_start_run(tenant=default_tenant(), flow_id="my-pack.nope", input={})
+        check_start_run(
+            tenant=default_tenant(), principal=principal(default_tenant()), flow_id="my-pack.nope", input={}
+        )
     with pytest.raises(
         UnknownDefinitionError, match=r'there is no agent "my-pack\.echo-agent" version 9\.9\.9'
     ):
         check_start_run(
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             agent_id="my-pack.echo-agent",
             version="9.9.9",
             input={"userMessage": "x"},
         )
     with pytest.raises(RunInputError, match="exactly one of a flow or an agent"):
-        check_start_run(tenant=default_tenant(), input={})
+        check_start_run(tenant=default_tenant(), principal=principal(default_tenant()), input={})
     assert Run.objects.count() == 0
 
 
 def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
     flow = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="acme-ops.status-flow",
         input={"userMessage": "Checkout is back to normal."},
     )
@@ -201,6 +227,7 @@ def test_the_status_flow_waits_on_its_agent_step_and_continues_from_it():
 def test_an_approval_waitpoint_resumes_only_through_its_decision():
     run = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         agent_id="acme-ops.status-agent",
         input={"userMessage": "Up."},
     )
@@ -219,6 +246,7 @@ def test_an_approval_waitpoint_resumes_only_through_its_decision():
 def test_cancelling_a_flow_cancels_its_child_and_nothing_runs_after():
     flow = check_start_run(
         tenant=default_tenant(),
+        principal=principal(default_tenant()),
         flow_id="acme-ops.status-flow",
         input={"userMessage": "Up."},
     )

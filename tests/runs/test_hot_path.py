@@ -10,7 +10,7 @@ from approvals.models import Approval
 from runs import executor
 from runs.actions import check_start_run, do_cancel_run
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant, reviewer
+from tests.factories import default_tenant, principal, reviewer
 from tests.pack_fixtures.probes import SCRIPT
 
 from .helpers import answer, calls, start
@@ -41,17 +41,23 @@ def gated_write() -> None:
     SCRIPT.replies = [calls(("w", "probe.write", {"label": "w", "pause_ms": 0})), answer("written")]
 
 
-def start_gated(tenant) -> Run:
-    return check_start_run(tenant=tenant, agent_id="probe.gated", input={"userMessage": "go"})
+def start_gated(tenant, on_behalf_of=None) -> Run:
+    return check_start_run(
+        tenant=tenant,
+        principal=on_behalf_of or principal(tenant),
+        agent_id="probe.gated",
+        input={"userMessage": "go"},
+    )
 
 
 def test_a_suspension_writes_the_run_once_and_never_reads_it_back():
     tenant = default_tenant()
+    pat = principal(tenant)  # as a request's user, or a schedule's owner: read with what it starts
     gated_write()
-    start_gated(tenant)  # the catalog and the tenant's rules, read once per process
+    start_gated(tenant, pat)  # the catalog and the tenant's rules, read once per process
     gated_write()
     with CaptureQueriesContext(connection) as captured:
-        run = start_gated(tenant)
+        run = start_gated(tenant, pat)
     assert run.status == RunStatus.SUSPENDED
     sql = statements(captured)
     # The tenant's configuration version; run.started; the run; the approval; the run's end,
@@ -87,17 +93,17 @@ def test_a_resume_ends_the_run_with_one_claimed_update():
     # write lock covers both; locked one after the other elsewhere), and the reviewer.
     reads = sql[: next(index for index, statement in enumerate(sql) if statement.startswith("INSERT"))]
     assert len(reads) == (3 if connection.features.has_select_for_update else 2), "\n".join(reads)
-    # The decision comes last, after the resume: from the read of its tenant's chain (whose
-    # tenant's row it locks first, where rows are locked one by one) to the commit, the
-    # tenant's other deciders wait, so only the decision and its approval's row follow.
-    chain = next(index for index, statement in enumerate(sql) if 'FROM "approvals_decision"' in statement)
-    locks = connection.features.has_select_for_update
-    if locks:
-        assert sql[chain - 1].startswith('SELECT "tenants_tenant"')
-        assert "FOR UPDATE" in sql[chain - 1]
-    assert 'INSERT INTO "runs_journalentry"' in "\n".join(sql[: chain - locks])
-    assert sql[chain + 1].startswith('INSERT INTO "approvals_decision"'), sql[chain + 1]
-    assert sql[chain + 2].startswith('UPDATE "approvals_approval"'), sql[chain + 2]
+    # The decision comes last, after the resume: from the read of its tenant's decisions head
+    # (which it locks, where rows are locked one by one) to the commit, the tenant's other
+    # deciders wait, so only the decision, the head moved to it and its approval's row follow.
+    head = next(index for index, statement in enumerate(sql) if 'FROM "audit_chainhead"' in statement)
+    assert not any('FROM "approvals_decision"' in statement for statement in sql)
+    if connection.features.has_select_for_update:
+        assert "FOR UPDATE" in sql[head]
+    assert 'INSERT INTO "runs_journalentry"' in "\n".join(sql[:head])
+    assert sql[head + 1].startswith('INSERT INTO "approvals_decision"'), sql[head + 1]
+    assert sql[head + 2].startswith('UPDATE "audit_chainhead"'), sql[head + 2]
+    assert sql[head + 3].startswith('UPDATE "approvals_approval"'), sql[head + 3]
 
 
 def test_a_run_cancelled_before_its_suspension_is_written_keeps_no_approval(monkeypatch):

@@ -14,7 +14,7 @@ from approvals.models import ApprovalRule
 from runs import policy_cache
 from tenants import config
 from tenants.models import Tenant
-from tests.factories import default_tenant, other_tenant, reviewer
+from tests.factories import default_tenant, other_tenant, principal, reviewer
 from tests.live_server import ROOT, database_env
 from tools.models import Agent, AgentGateOverride
 
@@ -115,11 +115,15 @@ def test_a_run_is_gated_by_the_rule_changed_since_the_last_run():
 
     tenant = default_tenant()
     asking = rule(tenant, "greetings ask", tool_pattern="my-pack.greet")
-    run = check_start_run(tenant=tenant, flow_id="my-pack.echo-flow", input={"name": "Ada"})
+    run = check_start_run(
+        tenant=tenant, principal=principal(tenant), flow_id="my-pack.echo-flow", input={"name": "Ada"}
+    )
     assert run.status == RunStatus.SUSPENDED  # the rule asks before the greeting
     asking.gate = "never_ask"
     asking.save()
-    run = check_start_run(tenant=tenant, flow_id="my-pack.echo-flow", input={"name": "Ada"})
+    run = check_start_run(
+        tenant=tenant, principal=principal(tenant), flow_id="my-pack.echo-flow", input={"name": "Ada"}
+    )
     assert run.status == RunStatus.COMPLETED
 
 

@@ -14,7 +14,7 @@ from runs.models import JournalEntry, Run, RunStatus
 from tests.api.conftest import client_for
 from tests.chat_server import ChatServer, text_reply, tool_calls_reply
 from tests.connections.conftest import oauth_server, tracker  # noqa: F401  (fixtures)
-from tests.factories import reviewer
+from tests.factories import principal, reviewer
 from tests.pack_fixtures.probes import SCRIPT
 
 from .decide import decide
@@ -125,7 +125,10 @@ def start_flow_with(value: str) -> Run:
     from tests.factories import default_tenant
 
     run = check_start_run(
-        tenant=default_tenant(), flow_id="my-pack.check-order", input={"orderId": f"ord_{value}"}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id="my-pack.check-order",
+        input={"orderId": f"ord_{value}"},
     )
     assert run.input == {"orderId": "ord_[REDACTED]"}
     return run
@@ -169,11 +172,22 @@ def test_connection_tokens_and_the_apps_client_secret_appear_nowhere(
         # Her access token expires: the service's run refreshes it, after her yes.
         Connection.objects.filter(pk=connection.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
         SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("done")]
-        call_command("create_api_token", "--service", "nightly", "--tenant", "acme", stdout=io.StringIO())
+        principal(default_tenant())  # who answers for the service's token
+        call_command(
+            "create_api_token",
+            "--service",
+            "nightly",
+            "--tenant",
+            "acme",
+            "--responsible",
+            "pat",
+            stdout=io.StringIO(),
+        )
         theirs = check_start_run(
             agent_id="conn-probe.assistant",
             input={"userMessage": "who?"},
             tenant=default_tenant(),
+            principal=principal(default_tenant()),
             connections={"tracker": "ada"},
         )
         check_complete_approval(

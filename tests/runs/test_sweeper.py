@@ -17,7 +17,7 @@ from approvals.models import Approval, ApprovalStatus, Decision
 from runs import sweeper
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.live_server import ROOT, database_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +26,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def overdue_approvals(count: int) -> list[Approval]:
     for _ in range(count):
         check_start_run(
-            tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="acme-ops.status-agent",
+            input={"userMessage": "Up."},
         )
     Approval.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     return list(Approval.objects.all())

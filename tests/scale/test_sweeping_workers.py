@@ -12,7 +12,7 @@ from approvals.models import Approval, ApprovalStatus, Decision
 from runs.actions import check_start_run
 from runs.models import Run, RunStatus, Schedule, Trigger
 from runs.schedules import check_save_schedule
-from tests.factories import default_tenant, member
+from tests.factories import default_tenant, member, principal
 from tests.live_server import database_env, free_port
 from tests.scale.test_many_processes import start_worker, wait_for
 
@@ -25,7 +25,10 @@ def test_two_workers_expire_each_approval_once_and_start_each_tick_once(tmp_path
     assert connection.vendor == "postgresql"
     for _ in range(APPROVALS):
         check_start_run(
-            tenant=default_tenant(), agent_id="acme-ops.status-agent", input={"userMessage": "Up."}
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="acme-ops.status-agent",
+            input={"userMessage": "Up."},
         )
     Approval.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     ada = member("ada")

@@ -12,7 +12,7 @@ from django.db import connection
 
 from runs.actions import check_start_run, recover_stuck_runs
 from runs.models import Run, RunStatus
-from tests.factories import default_tenant
+from tests.factories import default_tenant, principal
 from tests.live_server import ROOT, database_env
 from tests.runs.test_db_worker import database_queue  # noqa: F401  (the fixture)
 
@@ -81,7 +81,10 @@ def kill_mid_call(flow_id: str, side_effects: Path) -> Run:
     """Start the flow, let a worker begin its tool call, SIGKILL the worker, let its claim expire and
     have the sweep queue the run again; then a second worker handles it."""
     run = check_start_run(
-        tenant=default_tenant(), flow_id=flow_id, input={"path": str(side_effects), "pause_ms": 60_000}
+        tenant=default_tenant(),
+        principal=principal(default_tenant()),
+        flow_id=flow_id,
+        input={"path": str(side_effects), "pause_ms": 60_000},
     )
     first = worker()
     try:

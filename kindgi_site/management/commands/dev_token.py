@@ -2,6 +2,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.models import Reviewer
+from audit.models import Surface
 from tenants.tokens import do_create_token, user_for_token
 
 
@@ -30,5 +31,5 @@ class Command(BaseCommand):
         if reuse and user_for_token(reuse) == user:
             self.stdout.write(reuse)
             return
-        _, token = do_create_token(user=user, name="kindgi dev")
+        _, token = do_create_token(user=user, name="kindgi dev", surface=Surface.COMMAND)
         self.stdout.write(token)

@@ -2,16 +2,19 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.models import Surface
+from core.errors import DomainError
 from tenants.exceptions import ServiceAccountError
 from tenants.models import Tenant
-from tenants.tokens import do_create_token, do_service_account
+from tenants.tokens import check_create_token, do_service_account
 
 
 class Command(BaseCommand):
     help = (
         "Create an API token for a person, or with --service for a service account (created in "
         "--tenant if it does not exist yet), and print it (it is shown only this once). Runs a "
-        "service account's token starts are runs no person started (trigger: service)."
+        "service account's token starts are runs no person started (trigger: service); --responsible "
+        "names the person who answers for them (their principal), without whom the token starts none."
     )
 
     def add_arguments(self, parser):
@@ -19,21 +22,49 @@ class Command(BaseCommand):
         parser.add_argument("--service", metavar="NAME", help="A service account's token instead.")
         parser.add_argument("--tenant", metavar="SLUG", help="The tenant of a new service account.")
         parser.add_argument("--name", default="", help="What the token is for.")
+        parser.add_argument(
+            "--responsible",
+            metavar="USER",
+            help="With --service: the person (of the service's tenant) who answers for the runs it starts.",
+        )
 
     def handle(
-        self, *args, username: str | None, service: str | None, tenant: str | None, name: str, **options
+        self,
+        *args,
+        username: str | None,
+        service: str | None,
+        tenant: str | None,
+        name: str,
+        responsible: str | None,
+        **options,
     ):
         if (username is None) == (service is None):
             raise CommandError("give a person's username, or --service NAME for a service account")
         if service is not None:
+            if responsible is None:
+                raise CommandError(
+                    "a service's token names the person who answers for the runs it starts: "
+                    "--responsible USER"
+                )
+            answerable = get_user_model().objects.filter(username=responsible).first()
+            if answerable is None:
+                raise CommandError(f"there is no user {responsible!r}")
             user = self._service_account(service, tenant)
         else:
             if tenant is not None:
                 raise CommandError("--tenant is for a new service account; a person's tenant is their own")
+            if responsible is not None:
+                raise CommandError("--responsible is for a service's token; a person's runs are their own")
+            answerable = None
             user = get_user_model().objects.filter(username=username).first()
             if user is None:
                 raise CommandError(f"there is no user {username!r}")
-        record, token = do_create_token(user=user, name=name)
+        try:
+            record, token = check_create_token(
+                acting_user=None, surface=Surface.COMMAND, user=user, name=name, responsible=answerable
+            )
+        except DomainError as error:
+            raise CommandError("; ".join(error.errors) if error.errors else str(error)) from None
         self.stdout.write(token)
         self.stderr.write(
             f"Created token kgi_{record.prefix}_… for {user.get_username()}; it will not be shown again."

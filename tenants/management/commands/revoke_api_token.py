@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.models import Surface
 from tenants.models import ApiToken
-from tenants.tokens import do_revoke_token
+from tenants.tokens import check_revoke_token
 
 
 class Command(BaseCommand):
@@ -14,5 +15,5 @@ class Command(BaseCommand):
         record = ApiToken.objects.filter(prefix=prefix.removeprefix("kgi_").split("_")[0]).first()
         if record is None:
             raise CommandError(f"there is no token with the prefix {prefix!r}")
-        do_revoke_token(record)
+        check_revoke_token(record, acting_user=None, surface=Surface.COMMAND)
         self.stdout.write(f"Revoked {record}.")

@@ -171,7 +171,12 @@ class TestTheConnectionStep:
     def ctx(self, *, started_by=None, owners=None, connected=True) -> PolicyContext:
         connection = ToolConnection(app="tracker", owner="ada", open_client=lambda: None)
         return PolicyContext(
-            run=RunFacts(id="r", started_by=started_by, connection_owners=owners or {}),
+            run=RunFacts(
+                id="r",
+                principal=started_by,
+                person_started=started_by is not None,
+                connection_owners=owners or {},
+            ),
             tools=self.TOOLS,
             agent_id="conn-probe.assistant",
             agent_gates=AgentGates(enabled=True, overrides={}),

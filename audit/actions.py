@@ -1,0 +1,82 @@
+"""Writing the audit chain: ``record_change`` is called by each configuration change's ``do_``
+function, inside that change's transaction, so the change and its record commit (or roll back)
+together."""
+
+import json
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit.chain import advance, content_hash, locked_head
+from audit.models import AuditEntry, Chain
+from core.rows import insert_rows
+from core.secrets import scrub_secrets
+
+
+def entry_hash(entry: AuditEntry) -> str:
+    """The hash of what the entry says, and of the one before it."""
+    return content_hash(
+        {
+            "tenant": str(entry.tenant_id),
+            "sequence": entry.sequence,
+            "actor": entry.actor_id,
+            "actorName": entry.actor_name,
+            "surface": entry.surface,
+            "action": entry.action,
+            "target": [entry.target_type, entry.target_id, entry.target_label],
+            "before": entry.before,
+            "after": entry.after,
+            "at": entry.created_at.isoformat(),
+            "previous": entry.previous_hash,
+        }
+    )
+
+
+def _as_stored(value: Any) -> Any:
+    """``value`` as the JSON column gives it back (so its hash is the same when it is read), with
+    any secret in it scrubbed."""
+    if value is None:
+        return None
+    return scrub_secrets(json.loads(json.dumps(value, default=str)))
+
+
+def record_change(
+    *,
+    tenant,
+    acting_user,
+    surface: str,
+    action: str,
+    target_type: str,
+    target_id: Any = "",
+    target_label: str = "",
+    before: Any = None,
+    after: Any = None,
+) -> AuditEntry:
+    """Append the record of one configuration change to ``tenant``'s audit chain.
+
+    Precondition: inside the transaction that makes the change (the chain's head is locked here
+    until it ends)."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("an audit entry is written in the transaction of the change it records")
+    head = locked_head(tenant.pk, Chain.AUDIT)
+    person = acting_user if acting_user is not None and acting_user.is_authenticated else None
+    entry = AuditEntry(
+        tenant_id=tenant.pk,
+        sequence=head.sequence + 1,
+        previous_hash=head.hash,
+        actor_id=person.pk if person else None,
+        actor_name=person.get_username() if person else "",
+        surface=surface,
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id or ""),
+        target_label=str(target_label)[:300],
+        before=_as_stored(before),
+        after=_as_stored(after),
+        created_at=timezone.now(),
+    )
+    entry.hash = entry_hash(entry)
+    insert_rows([entry])
+    advance(head, sequence=entry.sequence, hash=entry.hash)
+    return entry

@@ -65,7 +65,13 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
         if approval.reviewer_ids:
             approval.reviewer_ids = sorted({*approval.reviewer_ids, *step.get("userIds", [])})
             fields.append("reviewer_ids")
-        payload |= {"action": "addReviewers", "reviewers": step["addReviewers"]}
+        # The named reviewers as they now stand (none: anyone with the role), so that the run's
+        # journal says who could decide it (a repeat of the call after an interruption needs as much).
+        payload |= {
+            "action": "addReviewers",
+            "reviewers": step["addReviewers"],
+            "reviewerIds": list(approval.reviewer_ids),
+        }
     elif "notify" in step:
         payload |= {"action": "notify", "notify": step["notify"]}
     else:

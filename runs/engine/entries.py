@@ -37,7 +37,8 @@ PAYLOADS: dict[EntryKind, str] = {
     EntryKind.WAIT_SUSPENDED: "{waitpoint} (nodeId set)",
     EntryKind.WAIT_RESUMED: "{waitpoint, resolution} (nodeId set)",
     EntryKind.APPROVAL_ESCALATED: (
-        "{approvalId, step, action, requiredRole|reviewers + reviewerIds|notify, notified}"
+        "{approvalId, step, action, requiredRole (+ superseded?, approvalsMissing?)|reviewers + reviewerIds|"
+        "notify, notified}"
     ),
     EntryKind.RUN_COMPLETED: "{output}",
     EntryKind.RUN_FAILED: "{failureMessage}",

@@ -260,7 +260,8 @@ def do_complete_approval(
             },
         ]
         if approval.approvals_missing:
-            # One of several approvals the call needs: recorded, and it still waits.
+            # One of several approvals the call needs (superseded ones not counted): recorded,
+            # and it still waits.
             record = append_decision()
             approval.save(update_fields=["approvals_given"])
             announce(approval, APPROVED_IN_PART, record)
@@ -268,7 +269,8 @@ def do_complete_approval(
                 approval=approval, decision=record, kind=CompletionKind.PARTIAL, waitpoint_resolved=False
             )
     approval.status = ApprovalStatus.APPROVED if decision == DecisionKind.APPROVE else ApprovalStatus.REJECTED
-    approvers = [given["reviewer"] for given in approval.approvals_given]
+    # Approvals superseded by a raised role did not let it run: they are not named.
+    approvers = [given["reviewer"] for given in approval.approvals_counted]
     resolution = {
         "decision": decision,
         "rationale": rationale,

@@ -61,11 +61,20 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
             approval.required_role = step["raiseRole"]
             fields.append("required_role")
         payload |= {"action": "raiseRole", "requiredRole": approval.required_role}
+        if superseded := _supersede_below_role(approval, now=now, step=number):
+            fields.append("approvals_given")
+            payload |= {"superseded": superseded, "approvalsMissing": approval.approvals_missing}
     elif "addReviewers" in step:
         if approval.reviewer_ids:
             approval.reviewer_ids = sorted({*approval.reviewer_ids, *step.get("userIds", [])})
             fields.append("reviewer_ids")
-        payload |= {"action": "addReviewers", "reviewers": step["addReviewers"]}
+        # The named reviewers as they now stand (none: anyone with the role), so that the run's
+        # journal says who could decide it (a repeat of the call after an interruption needs as much).
+        payload |= {
+            "action": "addReviewers",
+            "reviewers": step["addReviewers"],
+            "reviewerIds": list(approval.reviewer_ids),
+        }
     elif "notify" in step:
         payload |= {"action": "notify", "notify": step["notify"]}
     else:
@@ -87,6 +96,25 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
     append_entries(run, [Entry(kind=EntryKind.APPROVAL_ESCALATED, payload=payload)])
     run.save(update_fields=["last_sequence", "updated_at"])
     return number, "expire" in step
+
+
+def _supersede_below_role(approval: Approval, *, now, step: int) -> list[dict]:
+    """Mark superseded each approval given that no longer counts now that the approval needs its
+    ``required_role``: one given in a lower role. Kept in the record, not counted (the call needs
+    as many approvals at the new role as it asks). The superseded, as the journal names them."""
+    superseded = []
+    reason = f"the required role rose to {approval.required_role} (escalation step {step})"
+    given = []
+    for entry in approval.approvals_given:
+        if not entry.get("superseded") and not may_decide(entry.get("role", ""), approval.required_role):
+            entry = {**entry, "superseded": True, "supersededAt": now.isoformat(), "supersededReason": reason}
+            superseded.append(
+                {"userId": entry["userId"], "reviewer": entry["reviewer"], "role": entry["role"]}
+            )
+        given.append(entry)
+    if superseded:
+        approval.approvals_given = given
+    return superseded
 
 
 def _notify(approval: Approval, step: int, user_ids: set[int]) -> list[str]:

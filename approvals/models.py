@@ -91,6 +91,8 @@ class Approval(models.Model):
     # Two-person (M-of-N) approvals: how many distinct reviewers must approve before the call
     # runs, and those who have so far, in order ({userId, reviewer, role, decidedAt}): a copy of
     # their decisions, kept on the row so that the decision rights and every list read it at once.
+    # An approval given below a role that escalation then raised the approval to no longer
+    # counts: it stays, marked {superseded: true, supersededAt, supersededReason}.
     required_approvals = models.PositiveSmallIntegerField(default=1)
     approvals_given = models.JSONField(default=list, blank=True)
     # The decision that settled it (a rejection, the last approval needed, an expiry); each
@@ -141,11 +143,23 @@ class Approval(models.Model):
 
     @property
     def approver_ids(self) -> list[int]:
+        """Everyone who approved it, superseded or not: a reviewer decides an approval once."""
         return [given["userId"] for given in self.approvals_given]
 
     @property
+    def approvals_counted(self) -> list[dict]:
+        """The approvals given that count toward ``required_approvals``: not superseded."""
+        return [given for given in self.approvals_given if not given.get("superseded")]
+
+    @property
+    def approvals_superseded(self) -> list[dict]:
+        """The approvals given that no longer count: escalation raised the role above theirs."""
+        return [given for given in self.approvals_given if given.get("superseded")]
+
+    @property
     def approvals_missing(self) -> int:
-        return max(self.required_approvals - len(self.approvals_given), 0)
+        """How many more approvals the call needs before it runs (superseded ones not counted)."""
+        return max(self.required_approvals - len(self.approvals_counted), 0)
 
     @property
     def escalation_started_at(self) -> datetime | None:

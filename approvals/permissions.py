@@ -96,10 +96,17 @@ def can_decide(
     if (refusal := _not_now(approval, now)) is not None:
         return refusal
     if reviewer.user_id in approval.approver_ids:
+        counted = f"{len(approval.approvals_counted)} of {approval.required_approvals} approvals"
+        if any(given["userId"] == reviewer.user_id for given in approval.approvals_superseded):
+            # A reviewer decides an approval once, even when their approval stopped counting.
+            return Refusal(
+                kind=RefusalKind.FORBIDDEN,
+                reason=f"you already approved this, and your approval no longer counts: the role rose "
+                f"to {approval.required_role} ({counted}); another reviewer must give the next",
+            )
         return Refusal(
             kind=RefusalKind.FORBIDDEN,
-            reason=f"you already approved this ({len(approval.approvals_given)} of "
-            f"{approval.required_approvals} approvals); another reviewer must give the next",
+            reason=f"you already approved this ({counted}); another reviewer must give the next",
         )
     if approval.reviewer_ids and reviewer.user_id not in approval.reviewer_ids:
         known = reviewer_names if reviewer_names is not None else names_of_reviewers(approval.reviewer_ids)

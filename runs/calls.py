@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
+from core.conf import setting
 from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.conditions import parse_condition
 from kindgi.flows import NodeKind
@@ -102,6 +103,7 @@ def policy_context(
     facts = facts or run_facts(run)
     version = run.tenant.config_version  # read with the run: a cache hit costs no statement
     rules = policy_cache.tenant_rules(run.tenant_id, version)
+    roles = tuple(setting("KINDGI_REVIEWER_ROLES"))  # lowest first: the kernel reads no settings
     if isinstance(target, FlowDefinition):
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
@@ -110,7 +112,11 @@ def policy_context(
             registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
         ]
         return PolicyContext(
-            run=facts, tools=mcp_tools, rules=rules, connections=_connections(run, facts, steps)
+            run=facts,
+            tools=mcp_tools,
+            rules=rules,
+            connections=_connections(run, facts, steps),
+            reviewer_roles=roles,
         )
     tools = agent_tools(target, run.tenant_id, registry=registry)
     return PolicyContext(
@@ -127,6 +133,7 @@ def policy_context(
         guardrails=target.guardrails,
         rules=rules,
         approved_tools=frozenset(conversation_approvals(run)),
+        reviewer_roles=roles,
     )
 
 

@@ -246,7 +246,9 @@ def bars_of(entries: Iterable, *, now: datetime, live: bool) -> list[Bar]:
 def _escalation_words(payload: dict) -> str:
     action = payload.get("action")
     if action == "raiseRole":
-        return f"needs {payload.get('requiredRole', '')}"
+        superseded = [given.get("reviewer", "") for given in payload.get("superseded", [])]
+        gone = f"; no longer counts: approval by {', '.join(superseded)}" if superseded else ""
+        return f"needs {payload.get('requiredRole', '')}{gone}"
     if action == "expire":
         return "expired"
     if action == "addReviewers":

@@ -67,10 +67,30 @@ class GivenApprovalSerializer(serializers.Serializer):
     reviewer = serializers.CharField()
     reviewerRoleAtDecision = serializers.CharField(source="role")
     decidedAt = serializers.DateTimeField()
+    superseded = serializers.BooleanField(
+        help_text="True when it no longer counts: escalation raised the required role above the role "
+        "it was given in (it stays in the record)."
+    )
+    supersededAt = serializers.DateTimeField(
+        allow_null=True, help_text="When it stopped counting (null while it counts)."
+    )
+    supersededReason = serializers.CharField(
+        allow_null=True, help_text="Why it no longer counts (null while it counts)."
+    )
 
     def to_representation(self, instance):
         # Kept on the approval as ISO text; shown like every other time in the API.
-        return super().to_representation(instance | {"decidedAt": parse_datetime(instance["decidedAt"])})
+        return super().to_representation(
+            instance
+            | {
+                "decidedAt": parse_datetime(instance["decidedAt"]),
+                "superseded": bool(instance.get("superseded")),
+                "supersededAt": parse_datetime(instance["supersededAt"])
+                if instance.get("supersededAt")
+                else None,
+                "supersededReason": instance.get("supersededReason"),
+            }
+        )
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -93,7 +113,13 @@ class ApprovalSerializer(serializers.ModelSerializer):
     approvalsGiven = GivenApprovalSerializer(
         source="approvals_given",
         many=True,
-        help_text="The approvals given so far, in order: with requiredApprovals, e.g. 1 of 2.",
+        help_text="The approvals given so far, in order: with requiredApprovals, e.g. 1 of 2. Those "
+        "marked superseded no longer count.",
+    )
+    approvalsMissing = serializers.IntegerField(
+        source="approvals_missing",
+        help_text="How many more approvals the call needs before it runs: requiredApprovals less the "
+        "approvals given that still count (0 once approved).",
     )
 
     class Meta:
@@ -112,6 +138,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "decision",
             "requiredApprovals",
             "approvalsGiven",
+            "approvalsMissing",
         ]
         read_only_fields = fields
 

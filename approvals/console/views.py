@@ -175,7 +175,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
             else:
                 if completion.kind == CompletionKind.PARTIAL:
                     given = completion.approval
-                    count = f"{len(given.approvals_given)} of {given.required_approvals}"
+                    count = f"{len(given.approvals_counted)} of {given.required_approvals}"
                     messages.success(
                         request,
                         f"Your approval is recorded ({count}): {approval.title} waits for another reviewer.",

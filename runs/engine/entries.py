@@ -36,7 +36,10 @@ PAYLOADS: dict[EntryKind, str] = {
     EntryKind.GUARDRAIL_JUDGED: "{callId, guardrail, allowed, reason}",
     EntryKind.WAIT_SUSPENDED: "{waitpoint} (nodeId set)",
     EntryKind.WAIT_RESUMED: "{waitpoint, resolution} (nodeId set)",
-    EntryKind.APPROVAL_ESCALATED: "{approvalId, step, action, requiredRole|reviewers|notify, notified}",
+    EntryKind.APPROVAL_ESCALATED: (
+        "{approvalId, step, action, requiredRole (+ superseded?, approvalsMissing?)|reviewers + reviewerIds|"
+        "notify, notified}"
+    ),
     EntryKind.RUN_COMPLETED: "{output}",
     EntryKind.RUN_FAILED: "{failureMessage}",
     EntryKind.RUN_CANCELLED: "{reason}",

@@ -296,6 +296,34 @@ def decide_gate(
     )
 
 
+def role_rank(role: str, roles: Sequence[str]) -> int:
+    """Where ``role`` stands among ``roles`` (the site's reviewer roles, lowest first): no role is
+    the lowest; a role the order does not know ranks above every role it knows (fail closed:
+    nobody may decide what needs it, so it expires)."""
+    if not role:
+        return -1
+    return roles.index(role) if role in roles else len(roles)
+
+
+def strictest_ask(gates: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) -> dict[str, Any]:
+    """What an approval must need to be at least each of ``gates`` (asks, as ``GateDecision.to_dict``
+    writes them, the one that takes precedence for its named reviewers first): the highest role
+    any of them needs (by ``roles``, lowest first), the most approvals any needs, and the named
+    reviewers of the first that names any. Only what is more than the default is in it."""
+    role = max(
+        (gate.get("requiredRole") or "" for gate in gates), key=lambda r: role_rank(r, roles), default=""
+    )
+    approvals = max((gate.get("requiredApprovals") or 1 for gate in gates), default=1)
+    named = next((list(gate["reviewerIds"]) for gate in gates if gate.get("reviewerIds")), [])
+    # One approval is the default, left out as ``GateDecision.to_dict`` leaves it out.
+    needs = {
+        "requiredRole": role,
+        "reviewerIds": named,
+        "requiredApprovals": approvals if approvals > 1 else 0,
+    }
+    return {key: value for key, value in needs.items() if value}
+
+
 def agent_gate(
     call: CallFacts, agent: AgentGates | None, approved_tools: Collection[str]
 ) -> GateDecision | None:

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from kindgi import BeforeToolGuardrail, GuardedCall, ToolConnection, ToolDefinition
 from runs.engine.entries import Entry, EntryKind
-from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate
+from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate, strictest_ask
 from runs.engine.invocation import InvalidArguments, check_arguments, error_data
 from runs.engine.state import RunFacts, RunState
 from runs.engine.waitpoints import (
@@ -128,6 +128,9 @@ class PolicyContext:
     # The connections the run may use, by app: those of the person whose each app's is
     # (``connection_owner``), where they have one that works.
     connections: Mapping[str, ToolConnection] = field(default_factory=dict)
+    # The reviewer roles, lowest first (the site's ``KINDGI_REVIEWER_ROLES``): how the policy
+    # tells which of two gates needs the higher role.
+    reviewer_roles: Sequence[str] = ()
 
 
 Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
@@ -247,14 +250,21 @@ def arguments_valid(call: ProposedCall, state: RunState, ctx: PolicyContext) -> 
 
 def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
     """A call that started and never finished may have had its effect: it repeats on its own
-    only if its tool is idempotent; otherwise a person decides."""
+    only if its tool is idempotent; otherwise a person decides, one who could have let it run
+    (``repeat_needs``): repeating it is no easier than running it was."""
     tool = call.tool
     if call.call_id not in state.called or tool.idempotent:
         return Pass(call)
     decided = state.recoveries.get(call.call_id)
     if decided is None:
+        needs, needed_by = repeat_needs(call, state, ctx)
         waitpoint = interrupted_waitpoint(
-            call_id=call.call_id, tool_id=tool.id, tool_version=tool.version, arguments=call.arguments
+            call_id=call.call_id,
+            tool_id=tool.id,
+            tool_version=tool.version,
+            arguments=call.arguments,
+            needs=needs,
+            needed_by=needed_by,
         )
         return Suspend(call=call, waitpoint=waitpoint)
     if decided.get("decision") == APPROVE:
@@ -275,6 +285,22 @@ def recovery(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | 
         failure=f'interrupted-tool-call: {node}tool "{tool.id}", which is not idempotent, and stopped '
         "before recording its result; a reviewer chose not to repeat it",
     )
+
+
+def repeat_needs(call: ProposedCall, state: RunState, ctx: PolicyContext) -> tuple[dict[str, Any], str]:
+    """What the approval to repeat an interrupted call needs at least, and whence: what the
+    approval that let it run needed (as escalation left it), and what its gate would ask now if
+    it asks; both, the stricter (the original approval's named reviewers, if it named any)."""
+    gates, whence = [], []
+    approved = state.approved_gates.get(call.call_id)
+    if approved is not None:
+        gates.append(approved)
+        whence.append("the approval that let it run")
+    now = gate_of(call, call.tool, ctx, ctx.approved_tools)
+    if now.gate == Gate.ASK:
+        gates.append(now.to_dict())
+        whence.append(f"its gate now: {now.reason}")
+    return strictest_ask(gates, roles=ctx.reviewer_roles), "; ".join(whence)
 
 
 def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:

@@ -58,6 +58,12 @@ class RunState:
     resolutions: dict[str, dict[str, Any]] = field(default_factory=dict)
     # A person's decision on repeating an interrupted call, by call id.
     recoveries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The gate of the approval that let a call run, by call id: as its waitpoint asked it, with
+    # what escalation raised while it waited (the role, the named reviewers). Repeating the call
+    # after an interruption needs at least as much.
+    approved_gates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What escalation steps changed of a waiting approval, by approval id (``approval.escalated``).
+    escalations: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Apps whose connection its owner said yes to using in this run: app -> the owner's user id.
     connection_consents: dict[str, str] = field(default_factory=dict)
     # An owner's no to a call using their connection, by call id.
@@ -91,6 +97,8 @@ class RunState:
             self.replies_since_stop = []  # a run writes its conversation when it stops
         elif kind == EntryKind.WAIT_RESUMED:
             self._resolve(payload.get("waitpoint") or {}, payload.get("resolution") or {})
+        elif kind == EntryKind.APPROVAL_ESCALATED:
+            self._escalate(payload)
 
     def _resolve(self, waitpoint: Mapping[str, Any], resolution: Mapping[str, Any]) -> None:
         if waitpoint.get("kind") != APPROVAL:
@@ -104,6 +112,20 @@ class RunState:
                 self.connection_refusals[waitpoint["callId"]] = dict(resolution)
         else:
             self.resolutions[waitpoint["callId"]] = {**resolution, "toolId": waitpoint["toolId"]}
+            if resolution.get("decision") == APPROVE:
+                escalated = self.escalations.get(str(waitpoint.get("approvalId", "")), {})
+                self.approved_gates[waitpoint["callId"]] = {**(waitpoint.get("gate") or {}), **escalated}
+
+    def _escalate(self, payload: Mapping[str, Any]) -> None:
+        """Keep what an escalation step left an approval needing: the role it raised to, the
+        named reviewers it added to (each payload holds the result, not the change)."""
+        changed: dict[str, Any] = {}
+        if payload.get("action") == "raiseRole" and payload.get("requiredRole"):
+            changed["requiredRole"] = payload["requiredRole"]
+        elif payload.get("action") == "addReviewers" and payload.get("reviewerIds"):
+            changed["reviewerIds"] = list(payload["reviewerIds"])
+        if changed:
+            self.escalations.setdefault(str(payload.get("approvalId", "")), {}).update(changed)
 
     def first_wait(self, waitpoint: Mapping[str, Any]) -> bool:
         """Whether the run has never waited on this waitpoint's call and subject before."""

@@ -7,6 +7,7 @@ counterpart when a run suspends on it; ``child-run`` belongs to the runs app its
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 # Kinds of waitpoint.
@@ -73,16 +74,50 @@ def approval_waitpoint(
     }
 
 
-def interrupted_waitpoint(*, call_id: str, tool_id: str, tool_version: str, arguments: Any) -> dict[str, Any]:
-    """Ask a person whether to run again a call whose executor died before recording its result."""
+def interrupted_waitpoint(
+    *,
+    call_id: str,
+    tool_id: str,
+    tool_version: str,
+    arguments: Any,
+    needs: Mapping[str, Any] | None = None,
+    needed_by: str = "",
+) -> dict[str, Any]:
+    """Ask a person whether to run again a call whose executor died before recording its result.
+
+    ``needs``: what running the call needed of its deciders (``requiredRole``, ``reviewerIds``,
+    ``requiredApprovals``; ``gates.strictest_ask``), which repeating it needs too; ``needed_by``
+    says where that comes from, for the reason."""
+    gate: dict[str, Any] = {"gate": "ask", "reason": INTERRUPTED_REASON}
+    if needs:
+        whence = f" (from {needed_by})" if needed_by else ""
+        gate |= {
+            **needs,
+            "reason": f"{INTERRUPTED_REASON} Repeating it needs at least what running it needed: "
+            f"{needs_words(needs)}{whence}.",
+        }
     return approval_waitpoint(
         call_id=call_id,
         tool_id=tool_id,
         tool_version=tool_version,
         arguments=arguments,
-        gate={"gate": "ask", "reason": INTERRUPTED_REASON},
+        gate=gate,
         subject_kind=INTERRUPTED_TOOL_CALL,
     )
+
+
+def needs_words(needs: Mapping[str, Any]) -> str:
+    """What an approval needs of its deciders, in words ("" when only the defaults)."""
+    parts = []
+    if needs.get("requiredRole"):
+        parts.append(f"the role {needs['requiredRole']} or higher")
+    if (approvals := needs.get("requiredApprovals") or 1) > 1:
+        parts.append(f"{approvals} approvals from distinct reviewers")
+    if named := needs.get("reviewerIds"):
+        parts.append(
+            f"reviewers among the {len(named)} named" if len(named) > 1 else "the one reviewer named"
+        )
+    return ", ".join(parts)
 
 
 def child_run_waitpoint(run_id: str) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 decision of its own, chained and immutable; the run goes on only at the Nth; any rejection
 rejects; nobody approves twice; every surface says "1 of 2"."""
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
 
@@ -131,6 +133,115 @@ class TestTwoApprovals:
         with pytest.raises(DecisionForbiddenError, match="the edited call needs 2 approvals"):
             approve(approval, reviewer("sam"), arguments={"amountCents": 50_000, "to": "bob"})
         assert not Decision.objects.exists()
+
+
+class TestARaisedRoleSupersedesApprovalsBelowIt:
+    """Escalation that raises the required role: approvals already given below the new role stop
+    counting (they stay in the record, marked superseded), and every surface says how many are
+    still needed."""
+
+    def test_one_standard_approval_and_one_admin_are_not_two_admins(self):
+        from django.utils import timezone
+
+        from approvals.escalation import escalate_due_approvals
+        from runs.timeline import bars_of
+
+        two_person_rule(escalation=[{"afterSeconds": 15, "raiseRole": "admin"}])
+        sam = reviewer("sam")
+        ann, bob = reviewer("ann", role="admin"), reviewer("bob", role="admin")
+        run, approval = waiting_payment()
+        assert approve(approval, sam).kind == CompletionKind.PARTIAL
+
+        assert escalate_due_approvals(now=approval.created_at + timedelta(seconds=16)).done == [
+            f"{approval.pk} step 1"
+        ]
+        approval.refresh_from_db()
+        assert (approval.required_role, approval.status, approval.approvals_missing) == (
+            "admin",
+            "pending",
+            2,
+        )
+        [sams] = approval.approvals_given
+        assert (sams["reviewer"], sams["superseded"]) == ("Sam", True)
+        assert sams["supersededReason"] == "the required role rose to admin (escalation step 1)"
+        escalated = run.journal.get(kind="approval.escalated").payload
+        assert escalated["superseded"] == [{"userId": sam.pk, "reviewer": "Sam", "role": "standard"}]
+        assert escalated["approvalsMissing"] == 2
+        labels = [
+            bar.label for bar in bars_of(run.journal.order_by("sequence"), now=timezone.now(), live=True)
+        ]
+        assert "escalated: needs admin; no longer counts: approval by Sam" in labels
+
+        # One admin alone does not complete it: Sam's approval no longer counts.
+        first = approve(approval, ann)
+        assert (first.kind, first.waitpoint_resolved) == (CompletionKind.PARTIAL, False)
+        run.refresh_from_db()
+        approval.refresh_from_db()
+        assert (run.status, approval.status, approval.approvals_missing) == (
+            RunStatus.SUSPENDED,
+            "pending",
+            1,
+        )
+        assert LEDGER.payments == []
+        with pytest.raises(
+            DecisionForbiddenError, match=r"no longer counts: the role rose to admin \(1 of 2"
+        ):
+            approve(approval, sam)
+
+        got = client_for(bob).get(f"/api/v1/approvals/{approval.pk}").json()
+        assert (got["requiredRole"], got["requiredApprovals"], got["approvalsMissing"]) == ("admin", 2, 1)
+        assert [(given["reviewer"], given["superseded"]) for given in got["approvalsGiven"]] == [
+            ("Sam", True),
+            ("Ann", False),
+        ]
+        assert (
+            got["approvalsGiven"][0]["supersededReason"]
+            == "the required role rose to admin (escalation step 1)"
+        )
+        assert got["approvalsGiven"][1]["supersededReason"] is None
+        browser = Client()
+        browser.force_login(bob)
+        page = browser.get(f"/console/approvals/{approval.pk}/").text
+        assert (
+            "1 of 2 approvals still needed</span>; "
+            "an earlier approval by Sam no longer counts: the role rose to admin"
+        ) in page
+        assert "Approved by Sam (standard): <strong>no longer counts</strong>" in page
+        assert "1 of 2 approvals" in browser.get("/console/queue/").text
+
+        second = approve(approval, bob)
+        assert (second.kind, second.waitpoint_resolved) == (CompletionKind.TERMINAL, True)
+        run.refresh_from_db()
+        approval.refresh_from_db()
+        assert (run.status, approval.status, approval.approvals_missing) == (
+            RunStatus.COMPLETED,
+            "approved",
+            0,
+        )
+        assert LEDGER.payments == [(500, "bob")]
+        assert [(given["reviewer"], bool(given.get("superseded"))) for given in approval.approvals_given] == [
+            ("Sam", True),
+            ("Ann", False),
+            ("Bob", False),
+        ]
+        # The approvals that let it run are the admins'.
+        resumed = run.journal.get(kind="wait.resumed").payload["resolution"]
+        assert (resumed["reviewer"], resumed["reviewers"]) == ("Ann and Bob", ["Ann", "Bob"])
+        assert client_for(bob).get(f"/api/v1/approvals/{approval.pk}").json()["approvalsMissing"] == 0
+
+    def test_approvals_given_in_the_new_role_or_higher_still_count(self):
+        from approvals.escalation import escalate_due_approvals
+
+        two_person_rule(escalation=[{"afterSeconds": 15, "raiseRole": "senior"}])
+        ann, sue = reviewer("ann", role="admin"), reviewer("sue", role="senior")
+        run, approval = waiting_payment()
+        approve(approval, ann)
+        escalate_due_approvals(now=approval.created_at + timedelta(seconds=16))
+        approval.refresh_from_db()
+        assert (approval.required_role, approval.approvals_missing) == ("senior", 1)
+        assert "superseded" not in approval.approvals_given[0]
+        assert "superseded" not in run.journal.get(kind="approval.escalated").payload
+        assert approve(approval, sue).kind == CompletionKind.TERMINAL
 
 
 class TestSurfaces:

@@ -144,6 +144,146 @@ def test_approving_the_recovery_runs_the_call_again():
     assert TIMELINE.calls("w") == 1
 
 
+class WorkerDied(BaseException):
+    """What the executor's process dying looks like from inside it: nothing catches it, nothing
+    after it is recorded (as a SIGKILL would leave things)."""
+
+
+@pytest.fixture
+def dies_after_paying(monkeypatch):
+    """The payment is made, then the worker dies before its result is recorded (once)."""
+    from tests.pack_fixtures.probes import LEDGER
+
+    class Ledger(list):
+        died = False
+
+        def append(self, payment):
+            super().append(payment)
+            if not Ledger.died:
+                Ledger.died = True
+                raise WorkerDied
+
+    monkeypatch.setattr(LEDGER, "payments", Ledger())
+    return LEDGER
+
+
+def interrupted_after_approval(run, *approvers):
+    """Have ``approvers`` approve ``run``'s waiting payment: it runs and the worker dies mid-call;
+    then the sweep's executor takes the run over once the dead one's claim expired. The
+    approval made to repeat the call."""
+    from approvals.actions import check_complete_approval
+
+    approval = run.approvals.get()
+    *first, last = approvers
+    for user in first:
+        check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve")
+    with pytest.raises(WorkerDied):
+        check_complete_approval(approval_id=approval.pk, acting_user=last, decision="approve")
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING  # the dead worker's claim
+    Run.objects.filter(pk=run.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUSPENDED
+    return run.approvals.get(subject_kind="tool-call:interrupted")
+
+
+class TestRepeatingAnInterruptedCall:
+    """The approval to repeat a call needs at least what the call needed to run."""
+
+    def test_it_needs_the_role_the_named_reviewers_and_the_approvals_of_the_approval_that_let_it_run(
+        self, dies_after_paying
+    ):
+        from approvals.actions import check_complete_approval, check_save_rule
+        from approvals.exceptions import DecisionForbiddenError
+        from tests.factories import reviewer
+
+        ann, bob = reviewer("ann", role="admin"), reviewer("bob", role="admin")
+        sam, ada = reviewer("sam"), reviewer("ada", role="admin")
+        check_save_rule(
+            tenant=default_tenant(),
+            fields={
+                "name": "payments: two named admins",
+                "tool_pattern": "probe.pay",
+                "gate": "always_ask",
+                "required_role": "admin",
+                "required_approvals": 2,
+            },
+            reviewers=[ann, bob],
+        )
+        SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
+        run = start("probe.payer")
+        repeat = interrupted_after_approval(run, ann, bob)
+        assert dies_after_paying.payments == [(500, "bob")]  # it took effect before the worker died
+
+        assert repeat.required_role == "admin"
+        assert sorted(repeat.reviewer_ids) == sorted([ann.pk, bob.pk])
+        assert repeat.required_approvals == 2
+        assert repeat.gate["reason"].startswith(
+            "recovery: the call started but its result was never recorded"
+        )
+        assert (
+            "Repeating it needs at least what running it needed: the role admin or higher, 2 approvals "
+            "from distinct reviewers, reviewers among the 2 named"
+        ) in repeat.gate["reason"]
+        # A standard reviewer nobody named may not repeat it; nor an admin nobody named.
+        with pytest.raises(DecisionForbiddenError, match="only these reviewers may decide this approval"):
+            check_complete_approval(approval_id=repeat.pk, acting_user=sam, decision="approve")
+        with pytest.raises(DecisionForbiddenError, match="only these reviewers may decide this approval"):
+            check_complete_approval(approval_id=repeat.pk, acting_user=ada, decision="approve")
+        # One of the two named alone does not repeat it; both do.
+        check_complete_approval(approval_id=repeat.pk, acting_user=ann, decision="approve")
+        assert Run.objects.get(pk=run.pk).status == RunStatus.SUSPENDED
+        assert dies_after_paying.payments == [(500, "bob")]
+        check_complete_approval(approval_id=repeat.pk, acting_user=bob, decision="approve")
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+        assert dies_after_paying.payments == [(500, "bob"), (500, "bob")]
+
+    def test_it_needs_what_escalation_raised_the_approval_that_let_it_run_to(self, dies_after_paying):
+        from approvals.actions import check_complete_approval, check_save_rule
+        from approvals.escalation import escalate_due_approvals
+        from approvals.exceptions import DecisionForbiddenError
+        from tests.factories import reviewer
+
+        rita, bo = reviewer("rita", role="admin"), reviewer("bo", role="admin")
+        sam = reviewer("sam")
+        check_save_rule(
+            tenant=default_tenant(),
+            fields={
+                "name": "payments",
+                "tool_pattern": "probe.pay",
+                "gate": "always_ask",
+                "escalation": [
+                    {"afterSeconds": 30, "raiseRole": "admin"},
+                    {"afterSeconds": 60, "addReviewers": ["bo"]},
+                ],
+            },
+            reviewers=[rita, sam],
+        )
+        SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
+        run = start("probe.payer")
+        approval = run.approvals.get()
+        assert (approval.required_role, sorted(approval.reviewer_ids)) == (
+            "standard",
+            sorted([rita.pk, sam.pk]),
+        )
+        escalate_due_approvals(now=approval.created_at + timedelta(seconds=61))
+        journaled = run.journal.get(kind="approval.escalated", payload__action="addReviewers").payload
+        assert sorted(journaled["reviewerIds"]) == sorted([rita.pk, sam.pk, bo.pk])
+        repeat = interrupted_after_approval(run, bo)
+
+        # The rule alone asks any of its named reviewers in the lowest role: the approval that let
+        # the call run needed an admin among three named, after its escalation.
+        assert repeat.required_role == "admin"
+        assert sorted(repeat.reviewer_ids) == sorted([rita.pk, sam.pk, bo.pk])
+        assert repeat.required_approvals == 1
+        with pytest.raises(DecisionForbiddenError, match="needs a reviewer with the role 'admin'"):
+            check_complete_approval(approval_id=repeat.pk, acting_user=sam, decision="approve")
+        check_complete_approval(approval_id=repeat.pk, acting_user=rita, decision="approve")
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+
+
 def test_a_sweep_from_a_process_without_the_runs_pack_leaves_the_run_and_says_so():
     import io
 

@@ -13,6 +13,7 @@ from runs.engine.gates import (
     RuleGate,
     decide_gate,
     matching_rule,
+    strictest_ask,
 )
 
 POST = CallFacts(
@@ -238,3 +239,43 @@ def test_the_most_specific_rule_wins_then_the_stricter_then_the_older():
     assert matching_rule([newer, older], POST) is older
     # a rule that does not match never wins
     assert matching_rule([rule("deny", 10, tool_pattern="my-pack.*")], POST) is None
+
+
+ROLES = ("standard", "senior", "admin")
+
+
+@pytest.mark.parametrize(
+    ("gates", "needs"),
+    [
+        ([], {}),
+        ([{"gate": "ask", "reason": "first use"}], {}),
+        (
+            [
+                {"requiredRole": "admin", "reviewerIds": [7, 8], "requiredApprovals": 2},
+                {"requiredRole": "senior"},
+            ],
+            {"requiredRole": "admin", "reviewerIds": [7, 8], "requiredApprovals": 2},
+        ),
+        # The highest role and the most approvals, whichever gate they come from.
+        (
+            [{"requiredRole": "senior"}, {"requiredRole": "admin", "requiredApprovals": 3}],
+            {"requiredRole": "admin", "requiredApprovals": 3},
+        ),
+        # Named reviewers: the first gate's if it names any, else the next's.
+        ([{"reviewerIds": [7]}, {"reviewerIds": [5, 6]}], {"reviewerIds": [7]}),
+        (
+            [{"requiredRole": "admin"}, {"reviewerIds": [5, 6]}],
+            {"requiredRole": "admin", "reviewerIds": [5, 6]},
+        ),
+        # A role the order does not know outranks those it knows: nobody may decide it (fail closed).
+        ([{"requiredRole": "admin"}, {"requiredRole": "boss"}], {"requiredRole": "boss"}),
+    ],
+)
+def test_the_strictest_ask_needs_at_least_what_each_gate_needs(gates, needs):
+    assert strictest_ask(gates, roles=ROLES) == needs
+
+
+def test_which_role_is_higher_is_the_orders_given():
+    gates = [{"requiredRole": "admin"}, {"requiredRole": "standard"}]
+    assert strictest_ask(gates, roles=ROLES) == {"requiredRole": "admin"}
+    assert strictest_ask(gates, roles=tuple(reversed(ROLES))) == {"requiredRole": "standard"}

@@ -18,7 +18,7 @@ from runs.engine.policy import (
     proposed,
 )
 from runs.engine.state import RunFacts, RunState
-from runs.engine.waitpoints import call_digest
+from runs.engine.waitpoints import INTERRUPTED_REASON, call_digest
 from tests.pack_fixtures.connection_probes import who_am_i
 from tests.pack_fixtures.probes import pay, read, write
 
@@ -138,6 +138,136 @@ def test_an_interrupted_call_waits_for_a_person_unless_its_tool_is_idempotent():
     verdict = judge("probe.read", {"label": "a"}, state=state)
     assert isinstance(verdict, Suspend)
     assert verdict.waitpoint["subjectKind"] == "tool-call:interrupted"
+
+
+class TestTheRecoveryGate:
+    """The approval to repeat an interrupted call needs at least what running it needed: the gate
+    of the approval that let it run (as escalation left it), or the gate it would have now, or the
+    stricter of both; which role is higher is the order the driver passes in."""
+
+    ROLES = ("standard", "senior", "admin")
+    NEVER = AgentGates(enabled=True, overrides={"probe.pay": Override(gate="never_ask", source="admin")})
+
+    def ctx(self, **changes) -> PolicyContext:
+        return context(reviewer_roles=self.ROLES, **changes)
+
+    def interrupted(self, approval_gate=None, *escalations, approval_id="a1") -> RunState:
+        """A run whose call c1 (to probe.pay) started and never finished: first approved under
+        ``approval_gate``, after ``escalations`` of that approval, if it is given."""
+        state = RunState()
+        for step in escalations:
+            state.apply(EntryKind.APPROVAL_ESCALATED, "", step)
+        if approval_gate is not None:
+            waitpoint = {
+                "kind": "approval",
+                "subjectKind": "tool-call:pending",
+                "callId": "c1",
+                "toolId": "probe.pay",
+                "approvalId": approval_id,
+                "gate": {"gate": "ask", "reason": "rule", **approval_gate},
+            }
+            resolution = {"decision": "approve", "digest": call_digest("probe.pay", "1.0.0", PAYMENT)}
+            state.apply(EntryKind.WAIT_RESUMED, "", {"waitpoint": waitpoint, "resolution": resolution})
+        state.apply(EntryKind.TOOL_CALLED, "", {"callId": "c1", "toolId": "probe.pay"})
+        return state
+
+    def gate_of_repeat(self, state, ctx) -> dict:
+        verdict = judge("probe.pay", PAYMENT, state=state, ctx=ctx)
+        assert isinstance(verdict, Suspend)
+        assert verdict.waitpoint["subjectKind"] == "tool-call:interrupted"
+        gate = verdict.waitpoint["gate"]
+        assert gate["gate"] == "ask"
+        assert gate["reason"].startswith(INTERRUPTED_REASON)
+        return gate
+
+    def needs(self, gate) -> dict:
+        return {key: gate[key] for key in ("requiredRole", "reviewerIds", "requiredApprovals") if key in gate}
+
+    def test_it_needs_what_the_approval_that_let_it_run_needed(self):
+        state = self.interrupted({"requiredRole": "admin", "reviewerIds": [7, 8], "requiredApprovals": 2})
+        # The agent's own gate asks now too, but needs nothing more than any reviewer.
+        gate = self.gate_of_repeat(state, self.ctx())
+        assert self.needs(gate) == {"requiredRole": "admin", "reviewerIds": [7, 8], "requiredApprovals": 2}
+        assert (
+            "Repeating it needs at least what running it needed: the role admin or higher, 2 approvals "
+            "from distinct reviewers, reviewers among the 2 named (from the approval that let it run; "
+            "its gate now: default: first use of a tool that is not read-only)."
+        ) in gate["reason"]
+
+    def test_it_needs_what_escalation_raised_that_approval_to(self):
+        state = self.interrupted(
+            {"reviewerIds": [7]},
+            {"approvalId": "a1", "step": 1, "action": "raiseRole", "requiredRole": "senior"},
+            {
+                "approvalId": "a1",
+                "step": 2,
+                "action": "addReviewers",
+                "reviewers": ["ivy"],
+                "reviewerIds": [7, 9],
+            },
+            {"approvalId": "a1", "step": 3, "action": "notify", "notify": ["lead"]},
+            # Another approval's escalation is not this call's.
+            {"approvalId": "a2", "step": 1, "action": "raiseRole", "requiredRole": "admin"},
+        )
+        gate = self.gate_of_repeat(state, self.ctx(agent_gates=self.NEVER))
+        assert self.needs(gate) == {"requiredRole": "senior", "reviewerIds": [7, 9]}
+
+    def test_a_call_that_ran_without_asking_needs_what_its_gate_asks_now(self):
+        rule = Rule(
+            id=4,
+            name="payments",
+            gate=RuleGate.ALWAYS_ASK,
+            tool_pattern="probe.pay",
+            required_role="senior",
+            reviewer_ids=(3, 4),
+            required_approvals=2,
+        )
+        gate = self.gate_of_repeat(self.interrupted(), self.ctx(agent_gates=self.NEVER, rules=[rule]))
+        assert self.needs(gate) == {"requiredRole": "senior", "reviewerIds": [3, 4], "requiredApprovals": 2}
+        assert 'its gate now: rule "payments" (always_ask)' in gate["reason"]
+
+    @pytest.mark.parametrize(
+        ("approved", "needs"),
+        [
+            # The stricter role and count; the original approval's named reviewers.
+            (
+                {"requiredRole": "senior", "reviewerIds": [7]},
+                {"requiredRole": "admin", "reviewerIds": [7], "requiredApprovals": 2},
+            ),
+            # It named none: the current gate's.
+            ({}, {"requiredRole": "admin", "reviewerIds": [5, 6], "requiredApprovals": 2}),
+            (
+                {"requiredRole": "admin", "requiredApprovals": 3},
+                {"requiredRole": "admin", "reviewerIds": [5, 6], "requiredApprovals": 3},
+            ),
+        ],
+    )
+    def test_when_both_ask_the_stricter_of_both(self, approved, needs):
+        rule = Rule(
+            id=5,
+            name="big payments",
+            gate=RuleGate.ALWAYS_ASK,
+            tool_pattern="probe.pay",
+            required_role="admin",
+            reviewer_ids=(5, 6),
+            required_approvals=2,
+        )
+        gate = self.gate_of_repeat(self.interrupted(approved), self.ctx(agent_gates=self.NEVER, rules=[rule]))
+        assert self.needs(gate) == needs
+
+    def test_the_higher_role_is_the_one_the_drivers_order_says(self):
+        rule = Rule(
+            id=6, name="r", gate=RuleGate.ALWAYS_ASK, tool_pattern="probe.pay", required_role="standard"
+        )
+        state = self.interrupted({"requiredRole": "admin"})
+        ctx = self.ctx(agent_gates=self.NEVER, rules=[rule])
+        assert self.needs(self.gate_of_repeat(state, ctx)) == {"requiredRole": "admin"}
+        upside_down = replace(ctx, reviewer_roles=tuple(reversed(self.ROLES)))
+        assert self.needs(self.gate_of_repeat(state, upside_down)) == {"requiredRole": "standard"}
+
+    def test_a_call_that_ran_without_asking_and_would_not_ask_now_needs_any_reviewer(self):
+        verdict = judge("probe.pay", PAYMENT, state=self.interrupted(), ctx=self.ctx(agent_gates=self.NEVER))
+        assert verdict.waitpoint["gate"] == {"gate": "ask", "reason": INTERRUPTED_REASON}
 
 
 def test_a_guardrail_judges_after_the_gate_and_its_judgement_is_noted_either_way():

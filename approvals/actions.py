@@ -20,53 +20,58 @@ from approvals.exceptions import (
     DecisionForbiddenError,
     NotAReviewerError,
 )
-from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
+from approvals.models import (
+    Approval,
+    ApprovalRule,
+    ApprovalStatus,
+    Decision,
+    DecisionKind,
+    Reviewer,
+    Webhook,
+)
 from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
-from approvals.rules import RULE_FIELDS, rule_errors
+from approvals.rules import RULE_FIELDS, rule_errors, rule_snapshot
+from audit.actions import do_delete_setting, do_save_setting, record_change
 from core.errors import DomainError
 from core.prepared import Param, Prepared
 from core.rows import update_row
-from core.secrets import scrub_secrets
+from core.secrets import fingerprint, scrub_secrets
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
 from runs.calls import judge_edited_call, missing_here
 from runs.engine.policy import Refused, Stop, Suspend
 from runs.engine.waitpoints import APPROVAL, CONNECTION_USE, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
+from tenants.authority import check_may_configure, configure_refusal
 from tenants.selectors import is_service_account, tenant_for_user
 
 logger = logging.getLogger("kindgi.approvals")
 
 DISPLAY_NAME_MAX = 200
+# What a refused configuration change names.
+RULES = "{tenant}'s approval rules"
+REVIEWERS = "{tenant}'s reviewers and their roles"
 # The role a decision on a connection:use approval records: its owner's, not a reviewer's.
 CONNECTION_OWNER = "connection owner"
 
 
-def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Reviewer:
+def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surface: str) -> Reviewer:
     """Register the acting user as a reviewer of their tenant, or update their registration.
 
-    Anyone may register at the lowest role; a higher role needs a tenant admin. Registering
-    again may change the display name; it never changes the role but for a tenant admin (a
-    reviewer's role is a tenant admin's to change), and the returned reviewer's
-    ``registration_note`` says when the role asked for was not the one kept.
+    Anyone may register at the lowest role; a higher role needs whoever may change the tenant's
+    configuration (``tenants.authority``). Registering again may change the display name; it never
+    changes the role but for them (a reviewer's role is a tenant admin's to change), and the
+    returned reviewer's ``registration_note`` says when the role asked for was not the one kept.
     """
     tenant = tenant_for_user(acting_user)
     if is_service_account(acting_user):
         raise DecisionForbiddenError(
             f"{acting_user.get_username()} is a service account; only a person may be a reviewer"
         )
-    errors = []
-    if not is_role(role):
-        errors.append(f"/role: {role!r} is not a reviewer role (valid roles: {', '.join(reviewer_roles())})")
-    if not isinstance(display_name, str) or not display_name.strip():
-        errors.append("/displayName: a display name is required")
-    elif len(display_name.strip()) > DISPLAY_NAME_MAX:
-        errors.append(f"/displayName: at most {DISPLAY_NAME_MAX} characters")
-    if errors:
-        raise ApprovalInputError(errors)
+    _check_registration(role, display_name)
     existing = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
-    if acting_user.membership.is_tenant_admin:
+    if configure_refusal(acting_user, tenant, surface=surface) is None:
         kept, note = role, ""
     elif existing is not None and may_decide(existing.role, role):
         # Asking for their role or a lower one keeps the one they have.
@@ -83,19 +88,102 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any) -> Rev
         )
     else:
         kept, note = role, ""
-    reviewer = do_register_reviewer(
-        user=acting_user, tenant=tenant, role=kept, display_name=display_name.strip()
+    reviewer = do_save_reviewer(
+        user=acting_user,
+        tenant=tenant,
+        role=kept,
+        display_name=display_name.strip(),
+        acting_user=acting_user,
+        surface=surface,
     )
     reviewer.registration_note = note
     return reviewer
 
 
-@transaction.atomic(durable=True)
-def do_register_reviewer(*, user, tenant, role: str, display_name: str) -> Reviewer:
+def check_save_reviewer(*, tenant, user, role: Any, display_name: Any, acting_user, surface: str) -> Reviewer:
+    """Register ``user``, a person of ``tenant``, as its reviewer with ``role``, or change their
+    registration: a tenant admin's to do (``tenants.authority``), as in the admin."""
+    check_may_configure(
+        acting_user, tenant, what=f"{tenant.slug}'s reviewers and their roles", surface=surface
+    )
+    membership = getattr(user, "membership", None)
+    if membership is None or membership.tenant_id != tenant.pk:
+        raise ApprovalInputError([f"/user: {user.get_username()} is not a member of {tenant.slug}"])
+    if membership.is_service_account:
+        raise ApprovalInputError(
+            [f"/user: {user.get_username()} is a service account; a reviewer is a person"]
+        )
+    _check_registration(role, display_name)
+    return do_save_reviewer(
+        user=user,
+        tenant=tenant,
+        role=role,
+        display_name=display_name.strip(),
+        acting_user=acting_user,
+        surface=surface,
+    )
+
+
+def _check_registration(role: Any, display_name: Any) -> None:
+    errors = []
+    if not is_role(role):
+        errors.append(f"/role: {role!r} is not a reviewer role (valid roles: {', '.join(reviewer_roles())})")
+    if not isinstance(display_name, str) or not display_name.strip():
+        errors.append("/displayName: a display name is required")
+    elif len(display_name.strip()) > DISPLAY_NAME_MAX:
+        errors.append(f"/displayName: at most {DISPLAY_NAME_MAX} characters")
+    if errors:
+        raise ApprovalInputError(errors)
+
+
+def reviewer_snapshot(reviewer: Reviewer) -> dict[str, Any]:
+    return {"user": reviewer.user.get_username(), "role": reviewer.role, "displayName": reviewer.display_name}
+
+
+@transaction.atomic
+def do_save_reviewer(*, user, tenant, role: str, display_name: str, acting_user, surface: str) -> Reviewer:
+    """Write a reviewer's registration, and its record in the tenant's audit chain when it
+    changed. Joins the admin's transaction, if there is one."""
+    existing = Reviewer.objects.filter(user=user).select_related("user").first()
+    before = reviewer_snapshot(existing) if existing is not None else None
     reviewer, _ = Reviewer.objects.update_or_create(
         user=user, defaults={"tenant": tenant, "role": role, "display_name": display_name}
     )
+    after = reviewer_snapshot(reviewer)
+    if after != before:
+        if before is None:
+            action = "reviewer.registered"
+        elif before["role"] != after["role"]:
+            action = "reviewer.role-changed"
+        else:
+            action = "reviewer.changed"
+        record_change(
+            tenant=tenant,
+            acting_user=acting_user,
+            surface=surface,
+            action=action,
+            target_type="reviewer",
+            target_id=user.pk,
+            target_label=user.get_username(),
+            before=before,
+            after=after,
+        )
     return reviewer
+
+
+def check_remove_reviewer(reviewer: Reviewer, *, acting_user, surface: str) -> None:
+    """Take ``reviewer``'s registration away: they decide nothing from now on."""
+    tenant = reviewer.tenant
+    check_may_configure(acting_user, tenant, what=REVIEWERS.format(tenant=tenant.slug), surface=surface)
+    do_delete_setting(
+        reviewer,
+        tenant=tenant,
+        noun="reviewer",
+        snapshot=reviewer_snapshot,
+        label=lambda reviewer: reviewer.user.get_username(),
+        acting_user=acting_user,
+        surface=surface,
+    )
 
 
 def check_set_notifications(*, acting_user, notify: Any = None, digest_minutes: Any = None) -> Reviewer:
@@ -466,11 +554,18 @@ def do_expire_approval(approval_id: UUID, *, now=None) -> bool:
 
 
 def check_save_rule(
-    *, tenant, fields: Mapping[str, Any], reviewers: Iterable | None = None, rule: ApprovalRule | None = None
+    *,
+    tenant,
+    fields: Mapping[str, Any],
+    reviewers: Iterable | None = None,
+    rule: ApprovalRule | None = None,
+    acting_user,
+    surface: str,
 ) -> ApprovalRule:
     """Create a rule of ``tenant`` (``rule`` None, or not saved yet), or change ``rule`` (only the
-    ``fields`` given, and its reviewers if given): the one way rules are written, from the API
-    and the admin alike."""
+    ``fields`` given, and its reviewers if given): the one way rules are written, from the API,
+    the console and the admin alike, by whoever may change the tenant's configuration."""
+    check_may_configure(acting_user, tenant, what=RULES.format(tenant=tenant.slug), surface=surface)
     unknown = sorted(set(fields) - set(RULE_FIELDS))
     if unknown:
         raise ApprovalInputError([f"/{name}: not a field of a rule" for name in unknown])
@@ -484,19 +579,82 @@ def check_save_rule(
     )
     if errors := rule_errors(merged, tenant=tenant, reviewers=kept):
         raise ApprovalInputError([f"/{field}: {message}" for field, message in errors.items()])
-    return do_save_rule(tenant=tenant, fields=merged, reviewers=reviewers, rule=rule)
+    return do_save_rule(
+        tenant=tenant, fields=merged, reviewers=reviewers, rule=rule, acting_user=acting_user, surface=surface
+    )
 
 
 # Not durable: the admin saves inside a transaction of its own.
 @transaction.atomic
 def do_save_rule(
-    *, tenant, fields: Mapping[str, Any], reviewers: list | None, rule: ApprovalRule | None
+    *,
+    tenant,
+    fields: Mapping[str, Any],
+    reviewers: list | None,
+    rule: ApprovalRule | None,
+    acting_user,
+    surface: str,
 ) -> ApprovalRule:
+    """Write a valid rule, and its record in the tenant's audit chain."""
     rule = rule or ApprovalRule(tenant=tenant)
     for name, value in fields.items():
         setattr(rule, name, value)
     rule.tenant = tenant
-    rule.save()
-    if reviewers is not None:
-        rule.reviewers.set(reviewers)
-    return rule
+
+    def save() -> None:
+        rule.save()
+        if reviewers is not None:
+            rule.reviewers.set(reviewers)
+
+    return do_save_setting(rule, save=save, **_rule_setting(tenant, acting_user, surface))
+
+
+def check_delete_rule(rule: ApprovalRule, *, acting_user, surface: str) -> None:
+    """Delete one of a tenant's rules, by whoever may change its configuration."""
+    tenant = rule.tenant
+    check_may_configure(acting_user, tenant, what=RULES.format(tenant=tenant.slug), surface=surface)
+    do_delete_setting(rule, **_rule_setting(tenant, acting_user, surface))
+
+
+def _rule_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "noun": "rule",
+        "snapshot": rule_snapshot,
+        "label": lambda rule: rule.name,
+        "acting_user": acting_user,
+        "surface": surface,
+    }
+
+
+WEBHOOK = "{tenant}'s webhook"
+
+
+def webhook_snapshot(webhook: Webhook) -> dict[str, Any]:
+    """Its URL and whether it is on; of its secret, only a mark that changes when it changes."""
+    return {"url": webhook.url, "enabled": webhook.enabled, "secret": fingerprint(webhook.secret)}
+
+
+def check_save_webhook(webhook: Webhook, *, acting_user, surface: str) -> Webhook:
+    """Save a tenant's webhook (valid, as its form checked it), by whoever may change the
+    tenant's configuration."""
+    tenant = webhook.tenant
+    check_may_configure(acting_user, tenant, what=WEBHOOK.format(tenant=tenant.slug), surface=surface)
+    return do_save_setting(webhook, **_webhook_setting(tenant, acting_user, surface))
+
+
+def check_delete_webhook(webhook: Webhook, *, acting_user, surface: str) -> None:
+    tenant = webhook.tenant
+    check_may_configure(acting_user, tenant, what=WEBHOOK.format(tenant=tenant.slug), surface=surface)
+    do_delete_setting(webhook, **_webhook_setting(tenant, acting_user, surface))
+
+
+def _webhook_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "noun": "webhook",
+        "snapshot": webhook_snapshot,
+        "label": lambda webhook: webhook.url,
+        "acting_user": acting_user,
+        "surface": surface,
+    }

@@ -11,7 +11,16 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from approvals.actions import CompletionKind, check_save_rule, decide_each
+from approvals.actions import (
+    CompletionKind,
+    check_delete_rule,
+    check_delete_webhook,
+    check_remove_reviewer,
+    check_save_reviewer,
+    check_save_rule,
+    check_save_webhook,
+    decide_each,
+)
 from approvals.models import (
     Approval,
     ApprovalRule,
@@ -23,7 +32,8 @@ from approvals.models import (
 )
 from approvals.roles import reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
-from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from audit.models import Surface
+from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
 from core.display import effect_words, json_summary
 from core.errors import DomainError
 from kindgi.effects import EffectKind
@@ -49,12 +59,37 @@ class ReviewerForm(forms.ModelForm):
 
 
 @admin.register(Reviewer)
-class ReviewerAdmin(admin.ModelAdmin):
+class ReviewerAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
+    """Reviewers and their roles: a tenant admin's to change, through the same door as the API's
+    registration (``check_save_reviewer``), each change an audit entry."""
+
     form = ReviewerForm
     list_display = ["display_name", "user", "tenant", "role", "updated_at"]
     list_filter = ["tenant", "role"]
+    list_select_related = ["user", "tenant"]
     search_fields = ["display_name", "user__username"]
     autocomplete_fields = ["user"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user", "tenant"] if obj is not None else []  # a registration is one person's
+
+    def save_model(self, request, obj, form, change):
+        saved = check_save_reviewer(
+            tenant=obj.tenant,
+            user=obj.user,
+            role=obj.role,
+            display_name=obj.display_name,
+            acting_user=request.user,
+            surface=Surface.ADMIN,
+        )
+        obj.pk = saved.pk
+
+    def delete_model(self, request, obj):
+        check_remove_reviewer(obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def delete_queryset(self, request, queryset):
+        for reviewer in queryset.select_related("user", "tenant"):
+            self.delete_model(request, reviewer)
 
 
 class DecideForm(forms.Form):
@@ -201,7 +236,7 @@ class ApprovalAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DecisionAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["approval", "decision", "reviewer_name", "reviewer_role_at_decision", "decided_at"]
     list_filter = ["decision"]
     list_select_related = ["approval"]
@@ -241,8 +276,9 @@ class ApprovalRuleForm(forms.ModelForm):
 
 
 @admin.register(ApprovalRule)
-class ApprovalRuleAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
-    """Superusers see every tenant's rules; other staff only their own tenant's."""
+class ApprovalRuleAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
+    """Superusers see every tenant's rules; other staff only their own tenant's, and only a tenant
+    admin changes them."""
 
     form = ApprovalRuleForm
     list_display = [
@@ -270,7 +306,16 @@ class ApprovalRuleAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
             fields={name: data.get(name) for name in RULE_FIELDS},
             reviewers=data.get("reviewers", []),
             rule=obj,  # the form's instance: new (unsaved) when adding
+            acting_user=request.user,
+            surface=Surface.ADMIN,
         )
+
+    def delete_model(self, request, obj):
+        check_delete_rule(obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def delete_queryset(self, request, queryset):
+        for rule in queryset.select_related("tenant"):
+            self.delete_model(request, rule)
 
     def save_related(self, request, form, formsets, change):
         # The reviewers were saved with the rule; only inlines (none today) remain.
@@ -310,7 +355,7 @@ DELIVERY_FIELDS = [
 ]
 
 
-class DeliveryInline(admin.TabularInline):
+class DeliveryInline(TenantScopedAdminMixin, admin.TabularInline):
     model = WebhookDelivery
     fields = DELIVERY_FIELDS
     readonly_fields = fields
@@ -321,14 +366,25 @@ class DeliveryInline(admin.TabularInline):
 
 
 @admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
+class WebhookAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     form = WebhookForm
     list_display = ["tenant", "url", "enabled", "updated_at"]
+    list_select_related = ["tenant"]
     inlines = [DeliveryInline]
+
+    def save_model(self, request, obj, form, change):
+        check_save_webhook(obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def delete_model(self, request, obj):
+        check_delete_webhook(obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def delete_queryset(self, request, queryset):
+        for webhook in queryset.select_related("tenant"):
+            self.delete_model(request, webhook)
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class WebhookDeliveryAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "event",
         "webhook",

@@ -49,6 +49,14 @@ RULE_FIELDS = (
     "escalation",
 )
 
+
+def rule_snapshot(rule: ApprovalRule) -> dict[str, Any]:
+    """What the audit keeps of a saved rule: its fields, and its named reviewers by username."""
+    return {name: getattr(rule, name) for name in RULE_FIELDS} | {
+        "reviewers": sorted(user.get_username() for user in rule.reviewers.all())
+    }
+
+
 # A call may need at most this many distinct reviewers' approvals.
 MAX_REQUIRED_APPROVALS = 5
 

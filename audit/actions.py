@@ -3,6 +3,7 @@ function, inside that change's transaction, so the change and its record commit 
 together."""
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -80,3 +81,68 @@ def record_change(
     insert_rows([entry])
     advance(head, sequence=entry.sequence, hash=entry.hash)
     return entry
+
+
+@transaction.atomic
+def do_save_setting(
+    instance,
+    *,
+    tenant,
+    noun: str,
+    snapshot: Callable[[Any], dict],
+    label: Callable[[Any], str],
+    acting_user,
+    surface: str,
+    save: Callable[[], None] | None = None,
+):
+    """Save ``instance``, one of ``tenant``'s settings (a ``noun``: ``rule``, ``webhook``…), and
+    record the change in the tenant's audit chain: what it was as stored (``snapshot`` of the row
+    read again: a form may have set the new values on ``instance`` already) and what it is now.
+    ``save``: how to save it, when more than ``instance.save()`` (its named reviewers, say).
+    Nothing is recorded when nothing changed. Joins the caller's transaction, if any (the
+    admin's)."""
+    stored = (
+        None if instance._state.adding else type(instance)._default_manager.filter(pk=instance.pk).first()
+    )
+    before = snapshot(stored) if stored is not None else None
+    (save or instance.save)()
+    after = snapshot(instance)
+    if after != before:
+        record_change(
+            tenant=tenant,
+            acting_user=acting_user,
+            surface=surface,
+            action=f"{noun}.{'changed' if before is not None else 'created'}",
+            target_type=noun,
+            target_id=instance.pk,
+            target_label=label(instance),
+            before=before,
+            after=after,
+        )
+    return instance
+
+
+@transaction.atomic
+def do_delete_setting(
+    instance,
+    *,
+    tenant,
+    noun: str,
+    snapshot: Callable[[Any], dict],
+    label: Callable[[Any], str],
+    acting_user,
+    surface: str,
+) -> None:
+    """Delete ``instance``, one of ``tenant``'s settings, and record what it was."""
+    before, target_id, named = snapshot(instance), instance.pk, label(instance)
+    instance.delete()
+    record_change(
+        tenant=tenant,
+        acting_user=acting_user,
+        surface=surface,
+        action=f"{noun}.deleted",
+        target_type=noun,
+        target_id=target_id,
+        target_label=named,
+        before=before,
+    )

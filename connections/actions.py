@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit.actions import do_save_setting
 from connections import oauth
 from connections.crypto import reseal, seal, unseal
 from connections.exceptions import (
@@ -25,6 +26,8 @@ from core.conf import setting
 from runs.actions import resume_locked_run
 from runs.engine.waitpoints import CONNECTION
 from runs.models import Run, RunStatus
+from tenants.authority import check_may_configure
+from tenants.exceptions import ConfigurationForbiddenError
 
 
 def _digest(state: str) -> str:
@@ -250,3 +253,42 @@ def resume_runs_waiting_for(connection: Connection) -> int:
             resume_locked_run(run, waitpoint_key=key, resolution={"connectionId": str(connection.pk)})
             resumed += 1
     return resumed
+
+
+APPS = "{tenant}'s apps"
+APP_FIELDS = (
+    "name",
+    "display_name",
+    "authorize_url",
+    "token_url",
+    "scopes",
+    "client_id",
+    "client_secret_env",
+    "api_base_url",
+    "enabled",
+)
+
+
+def app_snapshot(app: App) -> dict:
+    """What the audit keeps of an app: its fields (the client secret's variable's name, never a secret)."""
+    return {name: getattr(app, name) for name in APP_FIELDS}
+
+
+def check_save_app(app: App, *, acting_user, surface: str) -> App:
+    """Save a tenant's app (valid, as its form checked it), by whoever may change the tenant's
+    configuration. The site's apps come from KINDGI_CONNECTION_APPS, not from here."""
+    if app.tenant_id is None:
+        raise ConfigurationForbiddenError(
+            "an app of no tenant is the site's: KINDGI_CONNECTION_APPS lists it"
+        )
+    tenant = app.tenant
+    check_may_configure(acting_user, tenant, what=APPS.format(tenant=tenant.slug), surface=surface)
+    return do_save_setting(
+        app,
+        tenant=tenant,
+        noun="app",
+        snapshot=app_snapshot,
+        label=lambda app: app.name,
+        acting_user=acting_user,
+        surface=surface,
+    )

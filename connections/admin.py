@@ -3,12 +3,14 @@ their owner, app, status and scopes, never their tokens."""
 
 from django.contrib import admin
 
+from audit.models import Surface
+from connections.actions import check_save_app
 from connections.models import App, Connection
-from core.admin import TenantScopedAdminMixin
+from core.admin import ConfigurationAdminMixin, TenantScopedAdminMixin
 
 
 @admin.register(App)
-class AppAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class AppAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     list_display = ["name", "display_name", "tenant", "enabled", "client_id"]
     list_filter = ["tenant", "enabled"]
     search_fields = ["name", "display_name"]
@@ -27,6 +29,14 @@ class AppAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # turn it off instead: connections to it keep their history
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and obj.tenant_id is None:
+            return False  # the site's: it follows KINDGI_CONNECTION_APPS
+        return super().has_change_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        check_save_app(obj, acting_user=request.user, surface=Surface.ADMIN)
 
 
 @admin.register(Connection)

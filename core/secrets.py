@@ -34,3 +34,17 @@ def _scrubbed(text: str, secrets: list[str]) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(json.dumps(secret)[1:-1], REDACTED)
     return text
+
+
+def fingerprint(secret: str) -> str:
+    """A mark that changes when ``secret`` changes and tells nothing of it without the site's
+    SECRET_KEY (an HMAC): what an audit entry keeps of a secret that was set or rotated."""
+    import hashlib
+    import hmac
+
+    from django.conf import settings
+
+    if not secret:
+        return ""
+    mark = hmac.new(settings.SECRET_KEY.encode(), secret.encode(), hashlib.sha256).hexdigest()
+    return f"hmac:{mark[:12]}"

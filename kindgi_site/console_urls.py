@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 
 from approvals.console import links, rules
 from approvals.console import views as approvals
+from audit import console as audit
 from connections import console as connections
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from mail import console as mail
@@ -34,4 +35,5 @@ urlpatterns = [
     path("connections/<anyuuid:connection_id>/disconnect/", connections.disconnect, name="disconnect"),
     path("mail/", mail.mailboxes_page, name="mailboxes"),
     path("mail/<anyuuid:mailbox_id>/", mail.mailbox_page, name="mailbox"),
+    path("audit/", audit.audit_page, name="audit"),
 ]

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from approvals.metrics import ApprovalsCollector
+from audit.metrics import ChainHeadsCollector
 from core.api.errors import error_body
 from core.metrics import process_registry
 from runs.metrics import RunsCollector
@@ -22,6 +23,7 @@ from tenants.tokens import bearer_token
 database_registry = CollectorRegistry()
 database_registry.register(RunsCollector())
 database_registry.register(ApprovalsCollector())
+database_registry.register(ChainHeadsCollector())
 
 
 LOOPBACK = {"127.0.0.1", "::1"}

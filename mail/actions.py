@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 
+from audit.actions import do_delete_setting, do_save_setting
 from core.conf import setting
 from core.errors import DomainError
 from mail.dkim_check import dkim_failure
@@ -27,6 +28,7 @@ from mail.parsing import ParsedMail, automatic, parse
 from runs.actions import check_start_run
 from runs.exceptions import ConversationNotFoundError, RunStateError
 from runs.models import Run, Trigger
+from tenants.authority import check_may_configure
 from tools.registry import get_registry
 
 logger = logging.getLogger("kindgi.mail")
@@ -267,9 +269,16 @@ MAILBOX_FIELDS = (
 )
 
 
-def check_save_mailbox(*, tenant, fields: dict[str, Any], mailbox: Mailbox | None = None) -> Mailbox:
+MAILBOXES = "{tenant}'s mailboxes"
+
+
+def check_save_mailbox(
+    *, tenant, fields: dict[str, Any], mailbox: Mailbox | None = None, acting_user, surface: str
+) -> Mailbox:
     """Create a mailbox of ``tenant`` or change ``mailbox`` (only the ``fields`` given): the one
-    way mailboxes are written, from the API and the admin alike. ``owner`` is a username."""
+    way mailboxes are written, from the API and the admin alike, by whoever may change the
+    tenant's configuration. ``owner`` is a username."""
+    check_may_configure(acting_user, tenant, what=MAILBOXES.format(tenant=tenant.slug), surface=surface)
     unknown = sorted(set(fields) - set(MAILBOX_FIELDS))
     if unknown:
         raise MailboxInputError([f"/{name}: not a field of a mailbox" for name in unknown])
@@ -283,7 +292,9 @@ def check_save_mailbox(*, tenant, fields: dict[str, Any], mailbox: Mailbox | Non
         raise MailboxInputError(errors)
     merged["owner"] = owner
     merged["address"] = merged["address"].strip().lower()
-    return do_save_mailbox(tenant=tenant, fields=merged, mailbox=mailbox)
+    return do_save_mailbox(
+        tenant=tenant, fields=merged, mailbox=mailbox, acting_user=acting_user, surface=surface
+    )
 
 
 def mailbox_errors(fields: dict[str, Any], *, tenant, mailbox: Mailbox | None) -> tuple[list[str], Any]:
@@ -342,11 +353,36 @@ def mailbox_errors(fields: dict[str, Any], *, tenant, mailbox: Mailbox | None) -
     return errors, owner
 
 
+def mailbox_snapshot(mailbox: Mailbox) -> dict[str, Any]:
+    return {name: getattr(mailbox, name) for name in MAILBOX_FIELDS if name != "owner"} | {
+        "owner": mailbox.owner.get_username()
+    }
+
+
 @transaction.atomic
-def do_save_mailbox(*, tenant, fields: dict[str, Any], mailbox: Mailbox | None) -> Mailbox:
+def do_save_mailbox(
+    *, tenant, fields: dict[str, Any], mailbox: Mailbox | None, acting_user, surface: str
+) -> Mailbox:
+    """Write a valid mailbox, and its record in the tenant's audit chain."""
     mailbox = mailbox or Mailbox(tenant=tenant)
     for name, value in fields.items():
         setattr(mailbox, name, value)
     mailbox.tenant = tenant
-    mailbox.save()
-    return mailbox
+    return do_save_setting(mailbox, **_mailbox_setting(tenant, acting_user, surface))
+
+
+def check_delete_mailbox(mailbox: Mailbox, *, acting_user, surface: str) -> None:
+    tenant = mailbox.tenant
+    check_may_configure(acting_user, tenant, what=MAILBOXES.format(tenant=tenant.slug), surface=surface)
+    do_delete_setting(mailbox, **_mailbox_setting(tenant, acting_user, surface))
+
+
+def _mailbox_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "noun": "mailbox",
+        "snapshot": mailbox_snapshot,
+        "label": lambda mailbox: mailbox.address,
+        "acting_user": acting_user,
+        "surface": surface,
+    }

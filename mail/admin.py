@@ -4,8 +4,9 @@ and refused, to look at."""
 from django import forms
 from django.contrib import admin
 
-from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin
-from mail.actions import MAILBOX_FIELDS, do_save_mailbox, mailbox_errors
+from audit.models import Surface
+from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
+from mail.actions import MAILBOX_FIELDS, check_delete_mailbox, check_save_mailbox, mailbox_errors
 from mail.models import Mailbox, MailMessage, MailRefusal
 
 
@@ -30,7 +31,7 @@ class MailboxForm(forms.ModelForm):
 
 
 @admin.register(Mailbox)
-class MailboxAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class MailboxAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     form = MailboxForm
     list_display = ["address", "tenant", "owner", "agent_key", "flow_key", "require_dkim", "enabled"]
     list_filter = ["tenant", "enabled", "require_dkim"]
@@ -40,7 +41,21 @@ class MailboxAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         fields = {name: form.cleaned_data[name] for name in MAILBOX_FIELDS}
-        do_save_mailbox(tenant=form.cleaned_data["tenant"], fields=fields, mailbox=obj)
+        fields["owner"] = fields["owner"].get_username()
+        check_save_mailbox(
+            tenant=form.cleaned_data["tenant"],
+            fields=fields,
+            mailbox=obj,
+            acting_user=request.user,
+            surface=Surface.ADMIN,
+        )
+
+    def delete_model(self, request, obj):
+        check_delete_mailbox(obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def delete_queryset(self, request, queryset):
+        for mailbox in queryset.select_related("tenant", "owner"):
+            self.delete_model(request, mailbox)
 
 
 @admin.register(MailMessage)
@@ -54,7 +69,6 @@ class MailMessageAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAd
 
 @admin.register(MailRefusal)
 class MailRefusalAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    tenant_path = "mailbox__tenant"
     list_display = ["mailbox", "reason", "smtp_code", "sender", "subject", "created_at"]
     list_filter = ["reason", "mailbox"]
     list_select_related = ["mailbox"]

@@ -17,8 +17,3 @@ class MailboxInputError(MailError):
     def __init__(self, errors: list[str]):
         super().__init__("; ".join(errors))
         self.errors = errors
-
-
-class MailboxForbiddenError(MailError):
-    http_status = 403
-    code = "forbidden"

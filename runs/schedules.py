@@ -20,13 +20,15 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from audit.actions import do_delete_setting, do_save_setting
 from core.errors import DomainError
 from core.sweeps import Sweep
 from runs.actions import check_start_run
 from runs.connections import app_names
 from runs.engine.inputs import validate_run_input
-from runs.exceptions import RunInputError, ScheduleInputError
+from runs.exceptions import RunInputError, ScheduleForbiddenError, ScheduleInputError
 from runs.models import Run, Schedule, Trigger
+from tenants.authority import own_refusal
 from tools.registry import get_registry
 
 logger = logging.getLogger("kindgi.runs")
@@ -99,10 +101,14 @@ def schedule_errors(fields: Mapping[str, Any], *, tenant) -> list[str]:
     return errors
 
 
-def check_save_schedule(*, tenant, fields: Mapping[str, Any], schedule: Schedule | None = None) -> Schedule:
+def check_save_schedule(
+    *, tenant, fields: Mapping[str, Any], schedule: Schedule | None = None, acting_user, surface: str
+) -> Schedule:
     """Create a schedule of ``tenant``, or change ``schedule`` (only the ``fields`` given): the
     one way schedules are written, from the API and the admin alike. ``owner``: a username or
-    a user."""
+    a user. A schedule runs on its owner's behalf, so a member makes and changes only their own;
+    making or changing one for someone else is for whoever may change the tenant's configuration
+    (``tenants.authority``)."""
     unknown = sorted(set(fields) - set(SCHEDULE_FIELDS))
     if unknown:
         raise ScheduleInputError([f"/{name}: not a field of a schedule" for name in unknown])
@@ -114,6 +120,11 @@ def check_save_schedule(*, tenant, fields: Mapping[str, Any], schedule: Schedule
             .filter(username=fields["owner"], membership__tenant=tenant)
             .first()
         )
+    for owner in {schedule.owner if schedule is not None else None, fields.get("owner")} - {None}:
+        if (refusal := own_refusal(acting_user, owner=owner, tenant=tenant, surface=surface)) is not None:
+            raise ScheduleForbiddenError(
+                f"you may not make or change a schedule of {owner.get_username()}: {refusal}"
+            )
     current = {name: getattr(schedule, name) for name in SCHEDULE_FIELDS} if schedule is not None else {}
     merged = {"input": {}, "enabled": True} | current | fields
     if errors := schedule_errors(merged, tenant=tenant):
@@ -125,18 +136,31 @@ def check_save_schedule(*, tenant, fields: Mapping[str, Any], schedule: Schedule
         taken = taken.exclude(pk=schedule.pk)
     if taken.exists():
         raise ScheduleInputError([f"/name: this tenant already has a schedule {merged['name']!r}"])
-    return do_save_schedule(tenant=tenant, fields=merged, schedule=schedule)
+    return do_save_schedule(
+        tenant=tenant, fields=merged, schedule=schedule, acting_user=acting_user, surface=surface
+    )
+
+
+def schedule_snapshot(schedule: Schedule) -> dict[str, Any]:
+    return {name: getattr(schedule, name) for name in SCHEDULE_FIELDS if name != "owner"} | {
+        "owner": schedule.owner.get_username()
+    }
 
 
 # Not durable: the admin saves inside a transaction of its own.
 @transaction.atomic
-def do_save_schedule(*, tenant, fields: Mapping[str, Any], schedule: Schedule | None) -> Schedule:
-    """Write a valid schedule. Its next tick is counted again from now when its cron changes, or
-    when it is turned on (ticks it missed while off are not run)."""
+def do_save_schedule(
+    *, tenant, fields: Mapping[str, Any], schedule: Schedule | None, acting_user, surface: str
+) -> Schedule:
+    """Write a valid schedule, and its record in the tenant's audit chain. Its next tick is
+    counted again from now when its cron changes, or when it is turned on (ticks it missed while
+    off are not run)."""
     schedule = schedule or Schedule(tenant=tenant)
     # As stored, not as given: the admin's form has set the new values on it already.
     before = (
-        Schedule.objects.filter(pk=schedule.pk).values("cron", "enabled").first() if schedule.pk else None
+        None
+        if schedule._state.adding
+        else Schedule.objects.filter(pk=schedule.pk).values("cron", "enabled").first()
     )
     recount = before is None or before["cron"] != fields["cron"] or not before["enabled"]
     recount = recount or schedule.next_run_at is None
@@ -145,8 +169,26 @@ def do_save_schedule(*, tenant, fields: Mapping[str, Any], schedule: Schedule | 
     schedule.tenant = tenant
     if recount:
         schedule.next_run_at = next_tick(schedule.cron, timezone.now())
-    schedule.save()
-    return schedule
+    return do_save_setting(schedule, **_schedule_setting(tenant, acting_user, surface))
+
+
+def check_delete_schedule(schedule: Schedule, *, acting_user, surface: str) -> None:
+    """Delete a schedule: its owner's, or whoever may change the tenant's configuration."""
+    refusal = own_refusal(acting_user, owner=schedule.owner, tenant=schedule.tenant, surface=surface)
+    if refusal is not None:
+        raise ScheduleForbiddenError(f"you may not delete this schedule: {refusal}")
+    do_delete_setting(schedule, **_schedule_setting(schedule.tenant, acting_user, surface))
+
+
+def _schedule_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "noun": "schedule",
+        "snapshot": schedule_snapshot,
+        "label": lambda schedule: schedule.name,
+        "acting_user": acting_user,
+        "surface": surface,
+    }
 
 
 def start_due_schedules(*, now=None, limit: int | None = None) -> Sweep:

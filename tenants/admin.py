@@ -1,41 +1,80 @@
+"""Tenants (the site's), API tokens (a tenant's), and Django's own users, groups and task
+results, each scoped as ``core.admin`` says: this app's admin loads after theirs, so it registers
+them again, scoped."""
+
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
+from django_tasks_db.admin import DBTaskResultAdmin
+from django_tasks_db.models import DBTaskResult
 
+from audit.models import Surface
+from core.admin import ConfigurationAdminMixin, SiteWideAdminMixin, TenantScopedAdminMixin
+from core.errors import DomainError
 from tenants.models import ApiToken, Membership, Tenant
-from tenants.tokens import do_create_token, do_revoke_token
+from tenants.tokens import check_create_token, check_revoke_token
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(SiteWideAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
+    """Tenants and who belongs to them, and who is their admin: the site's, for superusers."""
+
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
 
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    """Create a token here (it is shown once, in a message) or revoke it; the hash never shows."""
+class ApiTokenForm(forms.ModelForm):
+    class Meta:
+        model = ApiToken
+        fields = ["user", "name", "responsible"]
 
-    list_display = ["__str__", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    def clean(self):
+        """Checked as ``check_create_token`` checks it, so the form says what is wrong."""
+        data = super().clean()
+        user, responsible = data.get("user"), data.get("responsible")
+        membership = getattr(user, "membership", None)
+        if user is None or membership is None:
+            return data
+        if membership.is_service_account and responsible is None:
+            self.add_error("responsible", "A service's token names the person who answers for its runs.")
+        elif not membership.is_service_account and responsible is not None:
+            self.add_error("responsible", "A person's token's runs are their own: leave this empty.")
+        elif responsible is not None:
+            theirs = getattr(responsible, "membership", None)
+            if theirs is None or theirs.tenant_id != membership.tenant_id or theirs.is_service_account:
+                self.add_error("responsible", f"Not a person of {membership.tenant}.")
+        return data
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
+    """Create a token here (it is shown once, in a message) or revoke it; the hash never shows.
+    A tenant admin makes and revokes their tenant's tokens, through the same doors as the
+    commands, each an audit entry."""
+
+    form = ApiTokenForm
+    list_display = ["__str__", "user", "name", "responsible", "created_at", "last_used_at", "revoked_at"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["user", "responsible"]
     search_fields = ["prefix", "user__username", "name"]
     actions = ["revoke"]
 
+    RECORDED = ["prefix", "created_at", "last_used_at", "revoked_at"]
+
     def get_fields(self, request, obj=None):
-        return (
-            ["user", "name"]
-            if obj is None
-            else ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
-        )
+        return ["user", "name", "responsible"] + ([] if obj is None else self.RECORDED)
 
     def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else ["user", "prefix", "created_at", "last_used_at", "revoked_at"]
+        return [] if obj is None else ["user", "responsible", *self.RECORDED]
 
     def has_delete_permission(self, request, obj=None):
         return False  # revoke instead: the record stays for the audit
@@ -43,12 +82,53 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return super().save_model(request, obj, form, change)
-        record, token = do_create_token(user=obj.user, name=obj.name)
+        record, token = check_create_token(
+            acting_user=request.user,
+            surface=Surface.ADMIN,
+            user=obj.user,
+            name=obj.name,
+            responsible=obj.responsible,
+        )
         obj.pk = record.pk
         messages.warning(request, f"The new token is {token} — copy it now: it will not be shown again.")
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):
-        for record in queryset:
-            do_revoke_token(record)
-        messages.success(request, f"Revoked {queryset.count()} token(s).")
+        revoked = 0
+        for record in queryset.select_related("user__membership__tenant"):
+            try:
+                check_revoke_token(record, acting_user=request.user, surface=Surface.ADMIN)
+                revoked += 1
+            except DomainError as error:
+                messages.error(request, f"{record}: {error}")
+        messages.success(request, f"Revoked {revoked} token(s).")
+
+
+admin.site.unregister(User)
+admin.site.unregister(Group)
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(User)
+class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
+    """People and service accounts: a tenant's staff see their own tenant's, to look at and to
+    choose in forms; accounts, passwords and site permissions are a superuser's to change."""
+
+    def has_add_permission(self, request, *args):
+        return request.user.is_superuser and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
+@admin.register(Group)
+class SiteGroupAdmin(SiteWideAdminMixin, GroupAdmin):
+    pass
+
+
+@admin.register(DBTaskResult)
+class SiteTaskResultAdmin(SiteWideAdminMixin, DBTaskResultAdmin):
+    pass

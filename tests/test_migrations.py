@@ -171,3 +171,78 @@ def test_approvals_made_before_the_sweeper_told_their_deciders_are_not_told_agai
     approval = Approval.objects.get()
     assert approval.notified_at == approval.created_at  # their notifications were written when made
     assert queue_new_approvals() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_made_before_principals_stand_on_who_their_start_tells():
+    """A person's run on its starter, its child too; a scheduled run on its schedule's owner; a
+    mail-started run on its mailbox's owner; an approval on its run's principal. A service's run
+    of a token that named no one is left without one."""
+    from tests.factories import default_tenant, member
+
+    tenant = default_tenant()
+    ada, olga, mo = member("ada"), member("olga"), member("mo")
+    old = migrated_back_to(
+        [
+            ("runs", "0006_escalation_entries_and_schedules"),
+            ("mail", "0001_initial"),
+            ("approvals", "0008_queue_filters_index"),
+        ]
+    )
+    Run = old.get_model("runs", "Run")
+    Schedule = old.get_model("runs", "Schedule")
+    Mailbox = old.get_model("mail", "Mailbox")
+    MailMessage = old.get_model("mail", "MailMessage")
+    Approval = old.get_model("approvals", "Approval")
+    turn = {"tenant_id": tenant.pk, "flow_key": "agent.turn", "flow_version": "1.1.0"}
+    person = Run.objects.create(
+        **turn, agent_key="acme-ops.status-agent", trigger="person", started_by_id=ada.pk
+    )
+    child = Run.objects.create(**turn, agent_key="acme-ops.status-agent", trigger="person", parent=person)
+    flow = {"tenant_id": tenant.pk, "flow_key": "my-pack.check-order", "flow_version": "0.1.0"}
+    last = Run.objects.create(**flow, trigger="schedule")
+    earlier = Run.objects.create(**flow, trigger="schedule")
+    Schedule.objects.create(
+        tenant_id=tenant.pk,
+        name="s",
+        flow_key="my-pack.check-order",
+        cron="0 9 * * *",
+        owner_id=olga.pk,
+        last_run=last,
+    )
+    mailed = Run.objects.create(**turn, agent_key="kindgi-mail.responder", trigger="mail")
+    mailbox = Mailbox.objects.create(tenant_id=tenant.pk, address="help@acme.test", owner_id=mo.pk)
+    MailMessage.objects.create(
+        tenant_id=tenant.pk,
+        mailbox=mailbox,
+        direction="in",
+        message_id="<m@x>",
+        from_address="a@x",
+        run=mailed,
+    )
+    service = Run.objects.create(**flow, trigger="service")
+    waiting = Approval.objects.create(
+        tenant_id=tenant.pk,
+        run=earlier,
+        call_id="c",
+        tool_key="t.t",
+        tool_version="1",
+        required_role="standard",
+    )
+    migrate_to_the_latest()
+
+    from approvals.models import Approval as Now
+    from runs.models import Run as Attributed
+
+    def principal(run):
+        return Attributed.objects.get(pk=run.pk).principal_id
+
+    assert [principal(run) for run in (person, child, last, earlier, mailed, service)] == [
+        ada.pk,
+        ada.pk,
+        olga.pk,
+        olga.pk,
+        mo.pk,
+        None,
+    ]
+    assert Now.objects.get(pk=waiting.pk).principal_id == olga.pk

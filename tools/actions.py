@@ -10,17 +10,24 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from audit.actions import do_delete_setting, do_save_setting
 from kindgi.agents import GATE_OVERRIDE_TEXT, GateOverride
+from tenants.authority import check_may_configure
 from tools.exceptions import CatalogInputError
 from tools.models import Agent, AgentGateOverride
 
 _WIRE = {"tool_key": "toolId", "gate": "gate", "condition": "condition"}
 
 
+OVERRIDES = "{tenant}'s gate overrides"
+
+
 def check_set_override(
-    *, agent: Agent, tenant, tool_id: str, gate: Any, condition: Any, acting_user
+    *, agent: Agent, tenant, tool_id: str, gate: Any, condition: Any, acting_user, surface: str
 ) -> AgentGateOverride:
-    """Set ``tenant``'s override of ``agent``'s gate for ``tool_id`` (replacing one it had)."""
+    """Set ``tenant``'s override of ``agent``'s gate for ``tool_id`` (replacing one it had), by
+    whoever may change the tenant's configuration."""
+    check_may_configure(acting_user, tenant, what=OVERRIDES.format(tenant=tenant.slug), surface=surface)
     errors = []
     if gate not in {value.value for value in GateOverride}:
         errors.append(f"/gate: {gate!r} is not one of: {GATE_OVERRIDE_TEXT}")
@@ -41,17 +48,44 @@ def check_set_override(
                 for message in messages
             ]
         ) from None
-    return do_save_override(override)
+    return do_save_override(override, acting_user=acting_user, surface=surface)
 
 
-@transaction.atomic(durable=True)
-def do_save_override(override: AgentGateOverride) -> AgentGateOverride:
-    override.save()
-    return override
+def override_snapshot(override: AgentGateOverride) -> dict[str, Any]:
+    return {
+        "agent": f"{override.agent.key}@{override.agent.version}",
+        "toolId": override.tool_key,
+        "gate": override.gate,
+        "condition": override.condition,
+    }
 
 
-@transaction.atomic(durable=True)
-def do_clear_override(*, agent: Agent, tenant, tool_id: str) -> bool:
+@transaction.atomic
+def do_save_override(override: AgentGateOverride, *, acting_user, surface: str) -> AgentGateOverride:
+    """Write a valid override, and, for a tenant's, its record in the tenant's audit chain (a
+    site-wide one, of no tenant, is the site's: Django's admin log keeps it)."""
+    if override.tenant_id is None:
+        override.save()
+        return override
+    return do_save_setting(override, **_override_setting(override.tenant, acting_user, surface))
+
+
+def check_clear_override(*, agent: Agent, tenant, tool_id: str, acting_user, surface: str) -> bool:
     """Clear ``tenant``'s override for ``tool_id``; whether there was one."""
-    deleted, _ = AgentGateOverride.objects.filter(agent=agent, tenant=tenant, tool_key=tool_id).delete()
-    return bool(deleted)
+    check_may_configure(acting_user, tenant, what=OVERRIDES.format(tenant=tenant.slug), surface=surface)
+    override = AgentGateOverride.objects.filter(agent=agent, tenant=tenant, tool_key=tool_id).first()
+    if override is None:
+        return False
+    do_delete_setting(override, **_override_setting(tenant, acting_user, surface))
+    return True
+
+
+def _override_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "noun": "override",
+        "snapshot": override_snapshot,
+        "label": lambda override: f"{override.agent.key} → {override.tool_key}",
+        "acting_user": acting_user,
+        "surface": surface,
+    }

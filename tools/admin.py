@@ -4,9 +4,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html_join
 
-from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from audit.models import Surface
+from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from tenants.exceptions import ConfigurationForbiddenError
 from tenants.models import Tenant
-from tools.mcp.catalog import do_refresh_mcp_servers, do_save_mcp_server
+from tools.actions import check_clear_override, check_set_override, do_save_override
+from tools.mcp.catalog import check_save_mcp_server, do_refresh_mcp_servers
 from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
@@ -25,8 +28,9 @@ class InServiceFilter(admin.SimpleListFilter):
         return queryset
 
 
-class DefinitionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Definitions come from the packs' code: viewable, never added, edited or deleted here."""
+class DefinitionAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Definitions come from the packs' code: viewable, never added, edited or deleted here. The
+    packs' catalog is every tenant's to read; a tool from a tenant's MCP server, its own."""
 
     list_filter = ["pack", InServiceFilter]
     search_fields = ["key", "description"]
@@ -88,7 +92,7 @@ class AgentGateOverrideForm(forms.ModelForm):
         fields = ["tool_key", "tenant", "gate", "condition"]
 
 
-class AgentGateOverrideInline(admin.TabularInline):
+class AgentGateOverrideInline(ConfigurationAdminMixin, admin.TabularInline):
     model = AgentGateOverride
     form = AgentGateOverrideForm
     extra = 0
@@ -119,6 +123,7 @@ class AgentGateOverrideInline(admin.TabularInline):
         return (
             obj is not None
             and obj.retired_at is None
+            and self._may_configure(request)
             and request.user.has_perm("tools.add_agentgateoverride")
         )
 
@@ -157,12 +162,62 @@ class AgentAdmin(DefinitionAdmin):
         return request.user.has_perm("tools.change_agent")
 
     def save_formset(self, request, form, formset, change):
-        overrides = formset.save(commit=False)
-        for override in overrides:
-            override.changed_by = request.user
-            override.save()
-        for removed in formset.deleted_objects:
-            removed.delete()
+        """Each override set or cleared through the doors the API uses (``tools.actions``), each an
+        audit entry of its tenant's; a site-wide one (of no tenant) is a superuser's."""
+        agent = form.instance
+        formset.save(commit=False)  # what changed, for the admin's history: nothing is written here
+        for override_form in formset.forms:
+            deleting = formset.can_delete and formset._should_delete_form(override_form)
+            if not (deleting or override_form.has_changed()):
+                continue
+            pk = override_form.instance.pk
+            # As stored: the form has put its new values on its instance already.
+            stored = AgentGateOverride.objects.filter(pk=pk).select_related("tenant").first() if pk else None
+            if deleting:
+                if stored is not None:
+                    self._clear(request, agent, stored)
+                continue
+            data = override_form.cleaned_data
+            if stored is not None and (stored.tool_key, stored.tenant) != (data["tool_key"], data["tenant"]):
+                self._clear(request, agent, stored)  # it now names another tool or tenant
+            self._set(request, agent, data)
+
+    @staticmethod
+    def _set(request, agent: Agent, data: dict) -> None:
+        if data["tenant"] is not None:
+            check_set_override(
+                agent=agent,
+                tenant=data["tenant"],
+                tool_id=data["tool_key"],
+                gate=data["gate"],
+                condition=data.get("condition") or "",
+                acting_user=request.user,
+                surface=Surface.ADMIN,
+            )
+            return
+        if not request.user.is_superuser:
+            raise ConfigurationForbiddenError("only a superuser sets an override for every tenant")
+        override, _ = AgentGateOverride.objects.get_or_create(
+            agent=agent, tenant=None, tool_key=data["tool_key"]
+        )
+        override.gate, override.condition = data["gate"], data.get("condition") or ""
+        override.changed_by = request.user
+        do_save_override(override, acting_user=request.user, surface=Surface.ADMIN)
+
+    @staticmethod
+    def _clear(request, agent: Agent, override: AgentGateOverride) -> None:
+        if override.tenant is not None:
+            check_clear_override(
+                agent=agent,
+                tenant=override.tenant,
+                tool_id=override.tool_key,
+                acting_user=request.user,
+                surface=Surface.ADMIN,
+            )
+        elif request.user.is_superuser:
+            override.delete()
+        else:
+            raise ConfigurationForbiddenError("only a superuser clears an override for every tenant")
 
     @admin.display(description="tools")
     def tools_plain(self, obj: Agent) -> str:
@@ -238,7 +293,7 @@ class McpServerForm(forms.ModelForm):
 
 
 @admin.register(McpServer)
-class McpServerAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class McpServerAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     """A tenant's own MCP servers; the site's (KINDGI_MCP_SERVERS) are shown, not edited here.
     Saving one lists its tools at once; a server that does not answer is saved and reported."""
 
@@ -268,7 +323,7 @@ class McpServerAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         return False  # turn it off instead: its tools retire, and the runs that used them keep their history
 
     def save_model(self, request, obj, form, change):
-        report = do_save_mcp_server(obj)
+        report = check_save_mcp_server(obj, acting_user=request.user, surface=Surface.ADMIN)
         if report is not None:
             level = messages.SUCCESS if report.answered else messages.WARNING
             self.message_user(request, str(report), level)

@@ -5,6 +5,7 @@ from rest_framework.views import APIView
 
 from approvals.actions import (
     check_complete_approval,
+    check_delete_rule,
     check_register_reviewer,
     check_save_rule,
     check_set_notifications,
@@ -31,6 +32,7 @@ from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantAdmin, IsTenantMember
 from core.api.representation import represent
 from core.errors import DomainError
+from tenants.authority import surface_of
 
 
 class ApprovalListApi(generics.ListAPIView):
@@ -115,6 +117,7 @@ class ReviewerRegisterApi(APIView):
         data.is_valid(raise_exception=True)
         reviewer = check_register_reviewer(
             acting_user=request.user,
+            surface=surface_of(request),
             role=data.validated_data["role"],
             display_name=data.validated_data["displayName"],
         )
@@ -172,14 +175,21 @@ class RuleListCreateApi(generics.ListCreateAPIView):
         return super().get_serializer_context() | {"tenant": self.request.user.membership.tenant}
 
     def perform_create(self, serializer):
-        serializer.instance = _save_rule(serializer, tenant=self.request.user.membership.tenant)
+        serializer.instance = _save_rule(serializer, request=self.request)
 
 
-def _save_rule(serializer, *, tenant) -> ApprovalRule:
-    """Through the one action that writes rules, as the admin does."""
+def _save_rule(serializer, *, request) -> ApprovalRule:
+    """Through the one action that writes rules, as the admin and the console do."""
     data = dict(serializer.validated_data)
     reviewers = data.pop("reviewers", None)
-    return check_save_rule(tenant=tenant, fields=data, reviewers=reviewers, rule=serializer.instance)
+    return check_save_rule(
+        tenant=request.user.membership.tenant,
+        fields=data,
+        reviewers=reviewers,
+        rule=serializer.instance,
+        acting_user=request.user,
+        surface=surface_of(request),
+    )
 
 
 class RuleDetailApi(generics.RetrieveUpdateDestroyAPIView):
@@ -197,4 +207,7 @@ class RuleDetailApi(generics.RetrieveUpdateDestroyAPIView):
         return super().get_serializer_context() | {"tenant": self.request.user.membership.tenant}
 
     def perform_update(self, serializer):
-        serializer.instance = _save_rule(serializer, tenant=self.request.user.membership.tenant)
+        serializer.instance = _save_rule(serializer, request=self.request)
+
+    def perform_destroy(self, instance):
+        check_delete_rule(instance, acting_user=self.request.user, surface=surface_of(self.request))

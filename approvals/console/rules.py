@@ -16,7 +16,10 @@ from approvals.models import ApprovalRule, Reviewer
 from approvals.roles import reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
+from audit.models import Surface
 from kindgi.effects import EffectKind
+from tenants.authority import configure_refusal
+from tenants.exceptions import ConfigurationForbiddenError
 
 WINDOWS = {"7": 7, "30": 30, "90": 90}
 NEW_RULE_ID = 2**62  # newer than any saved rule: ties of precedence go to the older
@@ -125,7 +128,7 @@ def rules_page(request: HttpRequest) -> HttpResponse:
         "simulation": simulation,
         "outcomes": list(OUTCOMES.values()),
         "would": list(WOULD.values()),
-        "can_save": membership.is_tenant_admin,
+        "can_save": configure_refusal(request.user, tenant, surface=Surface.CONSOLE) is None,
         "editing": editing
         or next((r for r in rules if form.is_bound and str(r.pk) == str(form.data.get("rule"))), None),
     }
@@ -135,12 +138,18 @@ def rules_page(request: HttpRequest) -> HttpResponse:
 
 
 def _save(request, form: DraftForm, tenant, replacing, membership) -> HttpResponse:
-    if not membership.is_tenant_admin:
-        messages.error(request, "Only a tenant admin can save rules: nothing was saved.")
-        return redirect("console:rules")
     rule = ApprovalRule.objects.filter(pk=replacing, tenant=tenant).first() if replacing else None
     try:
-        saved = check_save_rule(tenant=tenant, fields=form.rule_fields, rule=rule)
+        saved = check_save_rule(
+            tenant=tenant,
+            fields=form.rule_fields,
+            rule=rule,
+            acting_user=request.user,
+            surface=Surface.CONSOLE,
+        )
+    except ConfigurationForbiddenError:
+        messages.error(request, "Only a tenant admin can save rules: nothing was saved.")
+        return redirect("console:rules")
     except ApprovalInputError as error:
         messages.error(request, str(error))
         return redirect("console:rules")

@@ -117,3 +117,26 @@ def choice_param(request, name: str, choices) -> str | None:
     if value not in choices:
         raise ValidationError({name: f"{value!r} is not one of: {', '.join(choices)}"})
     return value
+
+
+def datetime_param(request, name: str):
+    """A query parameter that must be an ISO 8601 date and time (or a date) when given; one with
+    no time zone is taken as UTC."""
+    from datetime import UTC, datetime, time
+
+    from django.utils.dateparse import parse_date, parse_datetime
+
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        moment = parse_datetime(value)
+        if moment is None and (day := parse_date(value)) is not None:
+            moment = datetime.combine(day, time())
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise ValidationError(
+            {name: f"{value!r} is not an ISO 8601 date and time, e.g. 2026-12-04T09:00:00Z"}
+        )
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -8,10 +8,20 @@ from kindgi.cli.config import Settings
 from kindgi.cli.errors import CliError
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kindgi")
+    except PackageNotFoundError:
+        return "0"
+
+
 class Api:
     def __init__(self, settings: Settings, *, timeout: float = 120.0):
         self.settings = settings
-        headers = {"Accept": "application/json"}
+        # The server records which surface a change came from: the command line says so here.
+        headers = {"Accept": "application/json", "User-Agent": f"kindgi-cli/{_version()}"}
         if settings.token:
             headers["Authorization"] = f"Bearer {settings.token}"
         self._http = httpx.Client(base_url=f"{settings.url}/api/v1", headers=headers, timeout=timeout)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", include("tools.api.urls")),
     path("", include("connections.api.urls")),
     path("", include("mail.api.urls")),
+    path("", include("audit.api.urls")),
     # Last: any other path under /api/v1/ is a JSON 404, not the site's HTML page.
     re_path(r"^(?P<path>.*)$", endpoint_not_found),
 ]

@@ -5,20 +5,15 @@ from rest_framework.views import APIView
 
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantMember
-from mail.actions import check_save_mailbox
+from mail.actions import check_delete_mailbox, check_save_mailbox
 from mail.api.serializers import (
     MailboxSerializer,
     MailMessageSerializer,
     MailRefusalSerializer,
     SaveMailboxSerializer,
 )
-from mail.exceptions import MailboxForbiddenError
 from mail.selectors import mailbox_visible_to, mailboxes_visible_to, messages_of, refusals_of
-
-
-def _admin_only(request) -> None:
-    if not request.user.membership.is_tenant_admin:
-        raise MailboxForbiddenError("only a tenant admin may make or change a mailbox")
+from tenants.authority import surface_of
 
 
 class MailboxListApi(generics.ListAPIView):
@@ -33,10 +28,12 @@ class MailboxListApi(generics.ListAPIView):
 
     @extend_schema(request=SaveMailboxSerializer, responses={201: MailboxSerializer})
     def post(self, request):
-        _admin_only(request)
+        tenant = request.user.membership.tenant
         data = SaveMailboxSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        mailbox = check_save_mailbox(tenant=request.user.membership.tenant, fields=data.model_fields())
+        mailbox = check_save_mailbox(
+            tenant=tenant, fields=data.model_fields(), acting_user=request.user, surface=surface_of(request)
+        )
         return Response(MailboxSerializer(mailbox).data, status=status.HTTP_201_CREATED)
 
 
@@ -50,17 +47,21 @@ class MailboxApi(APIView):
     @extend_schema(request=SaveMailboxSerializer(partial=True), responses=MailboxSerializer)
     def patch(self, request, mailbox_id):
         mailbox = mailbox_visible_to(request.user, mailbox_id)
-        _admin_only(request)
         data = SaveMailboxSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        mailbox = check_save_mailbox(tenant=mailbox.tenant, fields=data.model_fields(), mailbox=mailbox)
+        mailbox = check_save_mailbox(
+            tenant=mailbox.tenant,
+            fields=data.model_fields(),
+            mailbox=mailbox,
+            acting_user=request.user,
+            surface=surface_of(request),
+        )
         return Response(MailboxSerializer(mailbox).data)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, mailbox_id):
         mailbox = mailbox_visible_to(request.user, mailbox_id)
-        _admin_only(request)
-        mailbox.delete()
+        check_delete_mailbox(mailbox, acting_user=request.user, surface=surface_of(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

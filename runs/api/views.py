@@ -18,9 +18,8 @@ from runs.api.serializers import (
     ScheduleSerializer,
     StartRunSerializer,
 )
-from runs.exceptions import ScheduleForbiddenError
 from runs.models import RunStatus
-from runs.schedules import check_save_schedule
+from runs.schedules import check_delete_schedule, check_save_schedule
 from runs.selectors import (
     journal_after,
     run_get_for_tenant,
@@ -28,6 +27,7 @@ from runs.selectors import (
     schedule_visible_to,
     schedules_visible_to,
 )
+from tenants.authority import surface_of
 
 JOURNAL_PAGE = 500
 
@@ -119,16 +119,6 @@ class RunCancelApi(APIView):
         return Response(represent(RunDetailSerializer, run))
 
 
-def _schedule_fields(request, fields: dict) -> dict:
-    """The fields to save, once the acting user may: a schedule is its owner's, and only a
-    tenant admin makes or moves one for someone else."""
-    membership = request.user.membership
-    owner = fields.get("owner")
-    if owner is not None and owner != request.user.get_username() and not membership.is_tenant_admin:
-        raise ScheduleForbiddenError("only a tenant admin may make a schedule for someone else")
-    return fields
-
-
 class ScheduleListApi(generics.ListAPIView):
     """Schedules: yours, or your tenant's all for a tenant admin; POST makes one (yours, unless a
     tenant admin names its owner)."""
@@ -146,7 +136,10 @@ class ScheduleListApi(generics.ListAPIView):
         data.is_valid(raise_exception=True)
         fields = {"owner": request.user.get_username()} | data.model_fields()
         schedule = check_save_schedule(
-            tenant=request.user.membership.tenant, fields=_schedule_fields(request, fields)
+            tenant=request.user.membership.tenant,
+            fields=fields,
+            acting_user=request.user,
+            surface=surface_of(request),
         )
         return Response(ScheduleSerializer(schedule).data, status=status.HTTP_201_CREATED)
 
@@ -164,11 +157,19 @@ class ScheduleApi(APIView):
         data = SaveScheduleSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         schedule = check_save_schedule(
-            tenant=schedule.tenant, fields=_schedule_fields(request, data.model_fields()), schedule=schedule
+            tenant=schedule.tenant,
+            fields=data.model_fields(),
+            schedule=schedule,
+            acting_user=request.user,
+            surface=surface_of(request),
         )
         return Response(ScheduleSerializer(schedule).data)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, schedule_id):
-        schedule_visible_to(request.user, schedule_id).delete()
+        check_delete_schedule(
+            schedule_visible_to(request.user, schedule_id),
+            acting_user=request.user,
+            surface=surface_of(request),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -64,6 +64,8 @@ class World:
     mailbox: str
     # Cora's schedule: hers and her tenant admins' too.
     schedule: str
+    # Cora's conversation with an agent: hers alone to continue; for anyone else it does not exist.
+    conversation: str
     # What must never appear in a response to a caller of the other tenant, and vice versa.
     ours: set[str]
     theirs: set[str]
@@ -106,9 +108,15 @@ def world() -> World:
         agent_key="kindgi-mail.responder",
     )
     schedule = _schedule(ours, cora, "acme schedule")
+    conversation = str(
+        check_start_run(
+            agent_id="my-pack.echo-agent", input={"userMessage": "Hi."}, acting_user=cora
+        ).conversation_id
+    )
     _schedule(other_tenant(), get_user_model().objects.get(username="gus"), "globex schedule")
     return World(
         schedule=schedule,
+        conversation=conversation,
         run=run,
         cancellable=cancellable,
         approval=approval,
@@ -127,6 +135,7 @@ def world() -> World:
             connection_use,
             "acme schedule",
             schedule,
+            conversation,
         },
         theirs={
             "globex schedule",
@@ -170,7 +179,7 @@ def _schedule(tenant, owner, name: str) -> str:
         "cron": "0 9 * * *",
         "owner": owner,
     }
-    return str(check_save_schedule(tenant=tenant, fields=fields).pk)
+    return str(check_save_schedule(tenant=tenant, fields=fields, acting_user=None, surface="system").pk)
 
 
 def _app(tenant, name: str) -> App:
@@ -284,6 +293,11 @@ def expected(endpoint: str, caller: str) -> int:
         "GET approval-rule": (404 if other else 200) if admin else 403,
         "PATCH approval-rule": (404 if other else 200) if admin else 403,
         "DELETE approval-rule": (404 if other else 204) if admin else 403,
+        # A conversation is its principal's: anyone else, even a tenant admin, finds none.
+        "POST runs continuing a conversation": 201 if owner else 404,
+        # The audit is for tenant admins, each of their own tenant's.
+        "GET audit": 200 if admin else 403,
+        "GET audit heads": 200 if admin else 403,
     }
     return table[endpoint]
 
@@ -316,6 +330,8 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
         ("GET schedule", "get", f"/api/v1/schedules/{world.schedule}", None),
         ("GET approval-rules", "get", "/api/v1/approval-rules", None),
         ("GET approval-rule", "get", f"/api/v1/approval-rules/{world.rule}", None),
+        ("GET audit", "get", "/api/v1/audit", None),
+        ("GET audit heads", "get", "/api/v1/audit/heads", None),
         (
             "POST runs",
             "post",
@@ -323,6 +339,16 @@ def requests(world: World) -> list[tuple[str, str, str, dict | None]]:
             {"flowId": "my-pack.check-order", "input": {"orderId": "ord_1002"}},
         ),
         ("POST run cancel", "post", f"/api/v1/runs/{world.cancellable}/cancel", {}),
+        (
+            "POST runs continuing a conversation",
+            "post",
+            "/api/v1/runs",
+            {
+                "agentId": "my-pack.echo-agent",
+                "input": {"userMessage": "Again."},
+                "conversationId": world.conversation,
+            },
+        ),
         (
             "POST approval complete",
             "post",

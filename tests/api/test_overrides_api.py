@@ -48,7 +48,10 @@ def test_a_tenant_admin_sets_an_override_for_their_tenant_only(admin_api):
 def test_it_never_lowers_the_tenants_rules(admin_api):
     admin_api.put(f"{URL}/acme-ops.post-update", {"gate": "never_ask"}, format="json")
     check_save_rule(
-        tenant=default_tenant(), fields={"name": "ask", "tool_pattern": "acme-ops.*", "gate": "always_ask"}
+        tenant=default_tenant(),
+        fields={"name": "ask", "tool_pattern": "acme-ops.*", "gate": "always_ask"},
+        acting_user=None,
+        surface="system",
     )
     assert status_run(default_tenant()).status == RunStatus.SUSPENDED
 

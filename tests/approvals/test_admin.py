@@ -202,6 +202,8 @@ def test_the_admin_refuses_whom_the_console_refuses(client, admin_user, who):
             "gate": "always_ask",
             "required_role": "senior",
         },
+        acting_user=None,
+        surface="system",
     )
     approval = waiting()
     assert approval.required_role == "senior"

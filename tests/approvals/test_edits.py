@@ -30,6 +30,8 @@ def payment_rules():
             "gate": "deny",
             "reason": "Above the limit.",
         },
+        acting_user=None,
+        surface="system",
     )
     check_save_rule(
         tenant=tenant,
@@ -40,6 +42,8 @@ def payment_rules():
             "gate": "always_ask",
             "required_role": "senior",
         },
+        acting_user=None,
+        surface="system",
     )
 
 
@@ -102,6 +106,8 @@ def test_an_edit_only_named_reviewers_may_approve_is_refused_for_anyone_else():
             "gate": "always_ask",
         },
         reviewers=[nina],
+        acting_user=None,
+        surface="system",
     )
     run, approval = waiting_payment()
     with pytest.raises(DecisionForbiddenError, match="only the reviewers its rule names"):

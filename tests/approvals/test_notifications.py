@@ -51,6 +51,8 @@ def senior_rule(**fields):
             "required_role": "senior",
         }
         | fields,
+        acting_user=None,
+        surface="system",
     )
 
 

@@ -11,16 +11,20 @@ pytestmark = pytest.mark.django_db
 
 def test_registering_and_registering_again_updates_the_record():
     ada = member("ada")
-    first = check_register_reviewer(acting_user=ada, role="standard", display_name="Ada Lovelace")
+    first = check_register_reviewer(
+        acting_user=ada, role="standard", display_name="Ada Lovelace", surface="api"
+    )
     assert (first.role, first.display_name, first.tenant.slug) == ("standard", "Ada Lovelace", "acme")
-    again = check_register_reviewer(acting_user=ada, role="standard", display_name="  Ada King ")
+    again = check_register_reviewer(
+        acting_user=ada, role="standard", display_name="  Ada King ", surface="api"
+    )
     assert again.pk == first.pk
     assert Reviewer.objects.get().display_name == "Ada King"
 
 
 def test_an_unknown_role_is_refused_with_the_valid_ones():
     with pytest.raises(ApprovalInputError) as error:
-        check_register_reviewer(acting_user=member("ada"), role="boss", display_name="")
+        check_register_reviewer(acting_user=member("ada"), role="boss", display_name="", surface="api")
     assert error.value.errors == [
         "/role: 'boss' is not a reviewer role (valid roles: standard, senior, admin)",
         "/displayName: a display name is required",
@@ -32,10 +36,10 @@ def test_a_higher_role_needs_a_tenant_admin():
     with pytest.raises(
         DecisionForbiddenError, match="only a tenant admin may register a reviewer with the role 'senior'"
     ):
-        check_register_reviewer(acting_user=member("ada"), role="senior", display_name="Ada")
+        check_register_reviewer(acting_user=member("ada"), role="senior", display_name="Ada", surface="api")
     assert not Reviewer.objects.exists()
     boss = check_register_reviewer(
-        acting_user=member("bea", tenant_admin=True), role="admin", display_name="Bea"
+        acting_user=member("bea", tenant_admin=True), role="admin", display_name="Bea", surface="api"
     )
     assert boss.role == "admin"
 
@@ -43,10 +47,13 @@ def test_a_higher_role_needs_a_tenant_admin():
 def test_roles_come_from_settings(settings):
     settings.KINDGI_REVIEWER_ROLES = ["junior", "lead"]
     assert (
-        check_register_reviewer(acting_user=member("ada"), role="junior", display_name="Ada").role == "junior"
+        check_register_reviewer(
+            acting_user=member("ada"), role="junior", display_name="Ada", surface="api"
+        ).role
+        == "junior"
     )
     with pytest.raises(ApprovalInputError, match="valid roles: junior, lead"):
-        check_register_reviewer(acting_user=member("bob"), role="standard", display_name="Bob")
+        check_register_reviewer(acting_user=member("bob"), role="standard", display_name="Bob", surface="api")
 
 
 def test_a_user_outside_any_tenant_cannot_register():
@@ -54,23 +61,23 @@ def test_a_user_outside_any_tenant_cannot_register():
 
     loner = get_user_model().objects.create_user(username="loner")
     with pytest.raises(NotAMemberError):
-        check_register_reviewer(acting_user=loner, role="standard", display_name="Loner")
+        check_register_reviewer(acting_user=loner, role="standard", display_name="Loner", surface="api")
 
 
 def test_registering_again_keeps_a_higher_role_and_may_rename():
     from tests.factories import reviewer
 
     boss = reviewer("ada", role="admin")
-    again = check_register_reviewer(acting_user=boss, role="standard", display_name="Ada K.")
+    again = check_register_reviewer(acting_user=boss, role="standard", display_name="Ada K.", surface="api")
     assert (again.role, again.display_name) == ("admin", "Ada K.")
     assert (
         again.registration_note == "kept your role 'admin': a reviewer's role is a tenant admin's to change"
     )
     senior = reviewer("sam", role="senior")
-    renamed = check_register_reviewer(acting_user=senior, role="senior", display_name="Samuel")
+    renamed = check_register_reviewer(acting_user=senior, role="senior", display_name="Samuel", surface="api")
     assert (renamed.role, renamed.display_name, renamed.registration_note) == ("senior", "Samuel", "")
     with pytest.raises(DecisionForbiddenError):
-        check_register_reviewer(acting_user=senior, role="admin", display_name="Samuel")
+        check_register_reviewer(acting_user=senior, role="admin", display_name="Samuel", surface="api")
     assert Reviewer.objects.get(user=senior).role == "senior"
 
 

@@ -25,7 +25,11 @@ def make_rule(**fields) -> ApprovalRule:
     reviewers = fields.pop("reviewers", [])
     tenant = fields.pop("tenant", None) or default_tenant()
     return check_save_rule(
-        tenant=tenant, fields={"name": fields.pop("name", "rule"), **fields}, reviewers=reviewers
+        tenant=tenant,
+        fields={"name": fields.pop("name", "rule"), **fields},
+        reviewers=reviewers,
+        acting_user=None,
+        surface="system",
     )
 
 

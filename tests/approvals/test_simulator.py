@@ -74,6 +74,8 @@ def test_an_edit_replaces_the_rule_it_edits_and_a_condition_reads_the_recorded_a
     saved = check_save_rule(
         tenant=default_tenant(),
         fields=rule(name="no notes", tool_pattern="my-pack.add-order-note", gate="deny"),
+        acting_user=None,
+        surface="system",
     )
     note("private")
     note("public")

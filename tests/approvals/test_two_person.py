@@ -30,6 +30,8 @@ def two_person_rule(**fields):
             "required_approvals": 2,
         }
         | fields,
+        acting_user=None,
+        surface="system",
     )
 
 

@@ -32,6 +32,8 @@ def test_a_scheduled_read_through_the_owners_connection_waits_for_the_owners_yes
             "cron": "0 * * * *",
             "owner": "ada",
         },
+        acting_user=None,
+        surface="system",
     )
     Schedule.objects.filter(pk=schedule.pk).update(next_run_at=timezone.now() - timedelta(seconds=1))
     SCRIPT.replies[:] = [calls(("c1", "conn-probe.who-am-i", {})), answer("you are ada")]

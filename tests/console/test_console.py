@@ -129,6 +129,8 @@ def test_the_filters_offer_what_waits():
     check_save_rule(
         tenant=default_tenant(),
         fields={"name": "notes", "tool_pattern": "my-pack.add-order-note", "gate": "always_ask"},
+        acting_user=None,
+        surface="system",
     )
     waiting()
     noted = check_start_run(
@@ -303,6 +305,8 @@ def test_a_flow_steps_approval_names_the_flow_and_its_step():
     check_save_rule(
         tenant=default_tenant(),
         fields={"name": "notes", "tool_pattern": "my-pack.add-order-note", "gate": "always_ask"},
+        acting_user=None,
+        surface="system",
     )
     run = check_start_run(
         tenant=default_tenant(),

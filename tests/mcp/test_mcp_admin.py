@@ -65,7 +65,7 @@ def test_a_wrong_server_is_refused_naming_why_and_nothing_is_saved(admin_client,
 def test_staff_see_and_make_only_their_tenants_servers_and_delete_none(client):
     McpServer.objects.create(name="theirs", tenant=other_tenant(), command=["true"])
     mine = McpServer.objects.create(name="mine", tenant=default_tenant(), command=["true"])
-    staff = member("sid")
+    staff = member("sid", tenant_admin=True)
     staff.is_staff = True
     staff.save()
     staff.user_permissions.set(Permission.objects.filter(codename__endswith="mcpserver"))
@@ -77,3 +77,18 @@ def test_staff_see_and_make_only_their_tenants_servers_and_delete_none(client):
     refused = client.post(reverse("admin:tools_mcpserver_add"), form(name="sneaky", tenant=other_tenant().pk))
     assert "Select a valid choice" in refused.text
     assert not McpServer.objects.filter(name="sneaky").exists()
+
+
+def test_staff_who_are_not_tenant_admins_change_no_server(client):
+    mine = McpServer.objects.create(name="mine", tenant=default_tenant(), command=["true"])
+    staff = member("sam")
+    staff.is_staff = True
+    staff.save()
+    staff.user_permissions.set(Permission.objects.filter(codename__endswith="mcpserver"))
+    client.force_login(staff)
+    assert "mine" in client.get(reverse("admin:tools_mcpserver_changelist")).text
+    assert client.get(reverse("admin:tools_mcpserver_add")).status_code == 403
+    changed = client.post(reverse("admin:tools_mcpserver_change", args=[mine.pk]), form(name="mine", enabled=""))
+    assert changed.status_code == 403
+    mine.refresh_from_db()
+    assert mine.enabled

@@ -84,6 +84,8 @@ def test_a_tenant_rule_on_the_servers_resource_denies_its_tools(notes):
             "gate": "deny",
             "reason": "Read-only week.",
         },
+        acting_user=None,
+        surface="system",
     )
     SCRIPT.replies[:] = [calls(("c1", "notes.read-note", {"name": "welcome"})), answer()]
     run = start("mcp-probe.reader")

@@ -23,7 +23,9 @@ NOTE = {"orderId": "ord_1001", "text": "Customer called"}
 
 
 def rule(**fields):
-    return check_save_rule(tenant=default_tenant(), fields={"name": "rule", **fields})
+    return check_save_rule(
+        tenant=default_tenant(), fields={"name": "rule", **fields}, acting_user=None, surface="system"
+    )
 
 
 def note_order() -> Run:

@@ -209,6 +209,8 @@ class TestRepeatingAnInterruptedCall:
                 "required_approvals": 2,
             },
             reviewers=[ann, bob],
+            acting_user=None,
+            surface="system",
         )
         SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
         run = start("probe.payer")
@@ -259,6 +261,8 @@ class TestRepeatingAnInterruptedCall:
                 ],
             },
             reviewers=[rita, sam],
+            acting_user=None,
+            surface="system",
         )
         SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
         run = start("probe.payer")

@@ -86,7 +86,12 @@ def test_the_rules_saved_through_the_action_are_seen_at_once():
 
     tenant = default_tenant()
     assert names(tenant) == []
-    check_save_rule(tenant=tenant, fields={"name": "asks", "gate": "always_ask", "tool_pattern": "x.*"})
+    check_save_rule(
+        tenant=tenant,
+        fields={"name": "asks", "gate": "always_ask", "tool_pattern": "x.*"},
+        acting_user=None,
+        surface="system",
+    )
     assert names(tenant) == ["asks"]
 
 

@@ -65,6 +65,8 @@ class TestFourEyesAsksForThePrincipal:
                 "cron": "0 9 * * *",
                 "owner": alice,
             },
+            acting_user=None,
+            surface="system",
         )
         now = timezone.now()
         Schedule.objects.filter(pk=schedule.pk).update(next_run_at=now - timedelta(seconds=1))
@@ -190,6 +192,8 @@ class TestConversationsBelongToTheirPrincipal:
                 "gate": "ask_once",
                 "required_role": "senior",
             },
+            acting_user=None,
+            surface="system",
         )
 
     def test_carl_cannot_continue_alices_conversation_nor_inherit_its_approval(self, ask_once):

@@ -35,6 +35,8 @@ def check_order_schedule(owner=None, **fields) -> Schedule:
             "owner": owner.get_username(),
         }
         | fields,
+        acting_user=None,
+        surface="system",
     )
 
 
@@ -78,11 +80,21 @@ class TestTicks:
 
     def test_a_disabled_schedule_does_not_run_and_missed_ticks_stay_missed_when_it_is_turned_on(self):
         schedule = check_order_schedule()
-        check_save_schedule(tenant=default_tenant(), fields={"enabled": False}, schedule=schedule)
+        check_save_schedule(
+            tenant=default_tenant(),
+            fields={"enabled": False},
+            schedule=schedule,
+            acting_user=None,
+            surface="system",
+        )
         now = due(schedule, ago=timedelta(hours=1))
         assert start_due_schedules(now=now).done == []
         schedule = check_save_schedule(
-            tenant=default_tenant(), fields={"enabled": True}, schedule=Schedule.objects.get()
+            tenant=default_tenant(),
+            fields={"enabled": True},
+            schedule=Schedule.objects.get(),
+            acting_user=None,
+            surface="system",
         )
         assert schedule.next_run_at > timezone.now()
         assert start_due_schedules().done == []
@@ -109,7 +121,11 @@ class TestTicks:
         assert (tick.hour, tick.minute) == (9, 0)
         assert tick.weekday() < 5
         schedule = check_save_schedule(
-            tenant=default_tenant(), fields={"cron": "30 3 * * *"}, schedule=schedule
+            tenant=default_tenant(),
+            fields={"cron": "30 3 * * *"},
+            schedule=schedule,
+            acting_user=None,
+            surface="system",
         )
         tick = schedule.next_run_at.astimezone(UTC)
         assert (tick.hour, tick.minute) == (3, 30)
@@ -216,6 +232,8 @@ class TestWriting:
                         "owner": "ada",
                     }
                     | fields,
+                    acting_user=None,
+                    surface="system",
                 )
             assert message in str(refused.value), (fields, str(refused.value))
         assert not Schedule.objects.exists()

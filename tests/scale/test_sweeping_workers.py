@@ -42,6 +42,8 @@ def test_two_workers_expire_each_approval_once_and_start_each_tick_once(tmp_path
                 "cron": "0 3 * * *",
                 "owner": ada,
             },
+            acting_user=None,
+            surface="system",
         )
     Schedule.objects.update(next_run_at=timezone.now() - timedelta(seconds=1))
     environment = database_env(connection) | {

@@ -7,7 +7,8 @@ from rest_framework.views import APIView
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantAdmin, IsTenantMember
 from kindgi.naming import semver_key
-from tools.actions import check_set_override, do_clear_override
+from tenants.authority import surface_of
+from tools.actions import check_clear_override, check_set_override
 from tools.api.serializers import (
     AgentSerializer,
     FlowSerializer,
@@ -151,6 +152,7 @@ class AgentOverrideApi(APIView):
             gate=data.validated_data["gate"],
             condition=data.validated_data["condition"],
             acting_user=request.user,
+            surface=surface_of(request),
         )
         return Response(OverrideListSerializer(_overrides_of(agent, tenant)).data)
 
@@ -158,7 +160,10 @@ class AgentOverrideApi(APIView):
     def delete(self, request, definition_id, tool_id):
         agent = _newest(Agent, definition_id, request.query_params.get("version"), "agent", None)
         tenant = request.user.membership.tenant
-        if not do_clear_override(agent=agent, tenant=tenant, tool_id=tool_id):
+        cleared = check_clear_override(
+            agent=agent, tenant=tenant, tool_id=tool_id, acting_user=request.user, surface=surface_of(request)
+        )
+        if not cleared:
             raise DefinitionNotFoundError(f"your tenant has no override of {agent.key} for {tool_id!r}")
         return Response(OverrideListSerializer(_overrides_of(agent, tenant)).data)
 

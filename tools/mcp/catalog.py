@@ -15,10 +15,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit.actions import do_save_setting
 from core.conf import setting
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, catalog_name
 from kindgi.naming import is_name
+from tenants.authority import check_may_configure
+from tenants.exceptions import ConfigurationForbiddenError
 from tools.mcp.client import POOL, McpTimeout, McpUnavailable
 from tools.mcp.specs import ServerSpecError, spec_from_config, specs_from_setting
 from tools.models import McpServer, Tool
@@ -99,12 +102,41 @@ def do_sync_settings_servers() -> list[McpServer]:
     return synced
 
 
-def do_save_mcp_server(server: McpServer) -> ServerReport | None:
-    """Save a tenant's server (checked as ``McpServer.clean`` checks it) and list its tools, or
-    retire them when it is turned off. The listing waits ``LISTING_WAIT_SECONDS`` at most."""
+MCP_SERVERS = "{tenant}'s MCP servers"
+
+
+def mcp_server_snapshot(server: McpServer) -> dict:
+    """What the audit keeps of a server: where it is and what it runs; of its environment and
+    headers only the names (their values may be secrets typed in)."""
+    return {
+        "name": server.name,
+        "transport": server.transport,
+        "command": server.command,
+        "url": server.url,
+        "env": sorted(server.env or {}),
+        "headers": sorted(server.headers or {}),
+        "enabled": server.enabled,
+    }
+
+
+def check_save_mcp_server(server: McpServer, *, acting_user, surface: str) -> ServerReport | None:
+    """Save a tenant's server, by whoever may change the tenant's configuration (checked as
+    ``McpServer.clean`` checks it), and list its tools, or retire them when it is turned off. The
+    listing waits ``LISTING_WAIT_SECONDS`` at most. The site's servers come from settings."""
+    if server.tenant_id is None:
+        raise ConfigurationForbiddenError("a server of no tenant is the site's: KINDGI_MCP_SERVERS lists it")
+    tenant = server.tenant
+    check_may_configure(acting_user, tenant, what=MCP_SERVERS.format(tenant=tenant.slug), surface=surface)
     server.full_clean()
-    with transaction.atomic():
-        server.save()
+    do_save_setting(
+        server,
+        tenant=tenant,
+        noun="mcp-server",
+        snapshot=mcp_server_snapshot,
+        label=lambda server: server.name,
+        acting_user=acting_user,
+        surface=surface,
+    )
     reports = do_refresh_mcp_servers([server.name], timeout=LISTING_WAIT_SECONDS)
     return reports[0] if reports else None
 

@@ -1,0 +1,67 @@
+"""The console's Audit page: a tenant's configuration changes, for those who may make them."""
+
+import json
+from datetime import UTC, datetime, time
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.dateparse import parse_date
+
+from audit.models import AuditEntry, Surface
+from audit.selectors import audit_actors, audit_list_for_tenant, audit_target_types, chain_heads
+from tenants.authority import configure_refusal
+
+PAGE = 50
+
+
+@login_required
+def audit_page(request: HttpRequest) -> HttpResponse:
+    membership = getattr(request.user, "membership", None)
+    if membership is None or configure_refusal(request.user, membership.tenant, surface=Surface.CONSOLE):
+        return render(request, "console/not_a_reviewer.html", {"membership": membership}, status=403)
+    tenant = membership.tenant
+    chosen = {name: request.GET.get(name, "") for name in ("what", "actor", "surface", "since")}
+    since = parse_date(chosen["since"]) if chosen["since"] else None
+    entries = audit_list_for_tenant(
+        tenant,
+        action=chosen["what"] or None,
+        actor=chosen["actor"] or None,
+        surface=chosen["surface"] if chosen["surface"] in Surface.values else None,
+        since=datetime.combine(since, time(), tzinfo=UTC) if since else None,
+    )
+    page = Paginator(entries, PAGE).get_page(request.GET.get("page"))
+    query = "&".join(f"{name}={value}" for name, value in chosen.items() if value)
+    context = {
+        "page": page,
+        "changes": [(entry, changes_of(entry)) for entry in page],
+        "chosen": chosen,
+        "query": query,
+        "targets": audit_target_types(tenant),
+        "actors": audit_actors(tenant),
+        "surfaces": Surface.choices,
+        "heads": chain_heads(tenant),
+    }
+    return render(request, "console/audit.html", context)
+
+
+def changes_of(entry: AuditEntry) -> list[tuple[str, str, str]]:
+    """What an entry changed, field by field: (field, before, after) as JSON text, "" for absent."""
+    before, after = entry.before or {}, entry.after or {}
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return [("", _shown(entry.before), _shown(entry.after))]
+    fields = sorted(set(before) | set(after))
+    return [
+        (
+            field,
+            _shown(before.get(field)) if field in before else "",
+            _shown(after.get(field)) if field in after else "",
+        )
+        for field in fields
+        if before.get(field) != after.get(field) or entry.before is None or entry.after is None
+    ]
+
+
+def _shown(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

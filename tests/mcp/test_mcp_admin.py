@@ -88,7 +88,8 @@ def test_staff_who_are_not_tenant_admins_change_no_server(client):
     client.force_login(staff)
     assert "mine" in client.get(reverse("admin:tools_mcpserver_changelist")).text
     assert client.get(reverse("admin:tools_mcpserver_add")).status_code == 403
-    changed = client.post(reverse("admin:tools_mcpserver_change", args=[mine.pk]), form(name="mine", enabled=""))
+    change = reverse("admin:tools_mcpserver_change", args=[mine.pk])
+    changed = client.post(change, form(name="mine", enabled=""))
     assert changed.status_code == 403
     mine.refresh_from_db()
     assert mine.enabled

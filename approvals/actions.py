@@ -31,8 +31,8 @@ from approvals.models import (
 )
 from approvals.permissions import can_decide
 from approvals.roles import is_role, lowest_role, may_decide, reviewer_roles
-from approvals.rules import RULE_FIELDS, rule_errors, rule_snapshot
-from audit.actions import do_delete_setting, do_save_setting, record_change
+from approvals.rules import RULE, RULE_FIELDS, rule_errors
+from audit.actions import SettingKind, do_delete_setting, do_save_setting, record_change
 from core.errors import DomainError
 from core.prepared import Param, Prepared
 from core.rows import update_row
@@ -140,6 +140,11 @@ def reviewer_snapshot(reviewer: Reviewer) -> dict[str, Any]:
     return {"user": reviewer.user.get_username(), "role": reviewer.role, "displayName": reviewer.display_name}
 
 
+REVIEWER = SettingKind(
+    noun="reviewer", snapshot=reviewer_snapshot, label=lambda reviewer: reviewer.user.get_username()
+)
+
+
 @transaction.atomic
 def do_save_reviewer(*, user, tenant, role: str, display_name: str, acting_user, surface: str) -> Reviewer:
     """Write a reviewer's registration, and its record in the tenant's audit chain when it
@@ -175,15 +180,7 @@ def check_remove_reviewer(reviewer: Reviewer, *, acting_user, surface: str) -> N
     """Take ``reviewer``'s registration away: they decide nothing from now on."""
     tenant = reviewer.tenant
     check_may_configure(acting_user, tenant, what=REVIEWERS.format(tenant=tenant.slug), surface=surface)
-    do_delete_setting(
-        reviewer,
-        tenant=tenant,
-        noun="reviewer",
-        snapshot=reviewer_snapshot,
-        label=lambda reviewer: reviewer.user.get_username(),
-        acting_user=acting_user,
-        surface=surface,
-    )
+    do_delete_setting(reviewer, kind=REVIEWER, tenant=tenant, acting_user=acting_user, surface=surface)
 
 
 def check_set_notifications(*, acting_user, notify: Any = None, digest_minutes: Any = None) -> Reviewer:
@@ -606,28 +603,19 @@ def do_save_rule(
         if reviewers is not None:
             rule.reviewers.set(reviewers)
 
-    return do_save_setting(rule, save=save, **_rule_setting(tenant, acting_user, surface))
+    return do_save_setting(
+        rule, kind=RULE, tenant=tenant, acting_user=acting_user, surface=surface, save=save
+    )
 
 
 def check_delete_rule(rule: ApprovalRule, *, acting_user, surface: str) -> None:
     """Delete one of a tenant's rules, by whoever may change its configuration."""
     tenant = rule.tenant
     check_may_configure(acting_user, tenant, what=RULES.format(tenant=tenant.slug), surface=surface)
-    do_delete_setting(rule, **_rule_setting(tenant, acting_user, surface))
+    do_delete_setting(rule, kind=RULE, tenant=tenant, acting_user=acting_user, surface=surface)
 
 
-def _rule_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
-    return {
-        "tenant": tenant,
-        "noun": "rule",
-        "snapshot": rule_snapshot,
-        "label": lambda rule: rule.name,
-        "acting_user": acting_user,
-        "surface": surface,
-    }
-
-
-WEBHOOK = "{tenant}'s webhook"
+THE_WEBHOOK = "{tenant}'s webhook"
 
 
 def webhook_snapshot(webhook: Webhook) -> dict[str, Any]:
@@ -635,26 +623,20 @@ def webhook_snapshot(webhook: Webhook) -> dict[str, Any]:
     return {"url": webhook.url, "enabled": webhook.enabled, "secret": fingerprint(webhook.secret)}
 
 
+WEBHOOK = SettingKind(noun="webhook", snapshot=webhook_snapshot, label=lambda webhook: webhook.url)
+
+
 def check_save_webhook(webhook: Webhook, *, acting_user, surface: str) -> Webhook:
     """Save a tenant's webhook (valid, as its form checked it), by whoever may change the
     tenant's configuration."""
     tenant = webhook.tenant
-    check_may_configure(acting_user, tenant, what=WEBHOOK.format(tenant=tenant.slug), surface=surface)
-    return do_save_setting(webhook, **_webhook_setting(tenant, acting_user, surface))
+    check_may_configure(acting_user, tenant, what=THE_WEBHOOK.format(tenant=tenant.slug), surface=surface)
+    return do_save_setting(
+        webhook, kind=WEBHOOK, tenant=tenant, acting_user=acting_user, surface=surface
+    )
 
 
 def check_delete_webhook(webhook: Webhook, *, acting_user, surface: str) -> None:
     tenant = webhook.tenant
-    check_may_configure(acting_user, tenant, what=WEBHOOK.format(tenant=tenant.slug), surface=surface)
-    do_delete_setting(webhook, **_webhook_setting(tenant, acting_user, surface))
-
-
-def _webhook_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
-    return {
-        "tenant": tenant,
-        "noun": "webhook",
-        "snapshot": webhook_snapshot,
-        "label": lambda webhook: webhook.url,
-        "acting_user": acting_user,
-        "surface": surface,
-    }
+    check_may_configure(acting_user, tenant, what=THE_WEBHOOK.format(tenant=tenant.slug), surface=surface)
+    do_delete_setting(webhook, kind=WEBHOOK, tenant=tenant, acting_user=acting_user, surface=surface)

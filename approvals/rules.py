@@ -6,6 +6,7 @@ from typing import Any
 from approvals.escalation_steps import escalation_error
 from approvals.models import ApprovalRule
 from approvals.roles import is_role, reviewer_roles
+from audit.actions import SettingKind
 from kindgi.conditions import ConditionError, parse_condition
 from kindgi.effects import EffectKind
 from runs.engine.gates import Rule, RuleGate
@@ -56,6 +57,8 @@ def rule_snapshot(rule: ApprovalRule) -> dict[str, Any]:
         "reviewers": sorted(user.get_username() for user in rule.reviewers.all())
     }
 
+
+RULE = SettingKind(noun="rule", snapshot=rule_snapshot, label=lambda rule: rule.name)
 
 # A call may need at most this many distinct reviewers' approvals.
 MAX_REQUIRED_APPROVALS = 5

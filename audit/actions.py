@@ -4,6 +4,7 @@ together."""
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -83,39 +84,40 @@ def record_change(
     return entry
 
 
+@dataclass(frozen=True, kw_only=True)
+class SettingKind:
+    """A kind of a tenant's setting, as its audit entries tell of it: its noun (``rule``), what
+    is kept of one (``snapshot``: its fields, never a secret) and the name a person knows it by."""
+
+    noun: str
+    snapshot: Callable[[Any], dict]
+    label: Callable[[Any], str]
+
+
 @transaction.atomic
 def do_save_setting(
-    instance,
-    *,
-    tenant,
-    noun: str,
-    snapshot: Callable[[Any], dict],
-    label: Callable[[Any], str],
-    acting_user,
-    surface: str,
-    save: Callable[[], None] | None = None,
+    instance, *, kind: SettingKind, tenant, acting_user, surface: str, save: Callable[[], None] | None = None
 ):
-    """Save ``instance``, one of ``tenant``'s settings (a ``noun``: ``rule``, ``webhook``…), and
-    record the change in the tenant's audit chain: what it was as stored (``snapshot`` of the row
-    read again: a form may have set the new values on ``instance`` already) and what it is now.
-    ``save``: how to save it, when more than ``instance.save()`` (its named reviewers, say).
-    Nothing is recorded when nothing changed. Joins the caller's transaction, if any (the
-    admin's)."""
+    """Save ``instance``, one of ``tenant``'s settings, and record the change in the tenant's
+    audit chain: what it was as stored (the row read again: a form may have set the new values on
+    ``instance`` already) and what it is now. ``save``: how to save it, when more than
+    ``instance.save()`` (a rule's named reviewers, say). Nothing is recorded when nothing changed.
+    Joins the caller's transaction, if any (the admin's)."""
     stored = (
         None if instance._state.adding else type(instance)._default_manager.filter(pk=instance.pk).first()
     )
-    before = snapshot(stored) if stored is not None else None
+    before = kind.snapshot(stored) if stored is not None else None
     (save or instance.save)()
-    after = snapshot(instance)
+    after = kind.snapshot(instance)
     if after != before:
         record_change(
             tenant=tenant,
             acting_user=acting_user,
             surface=surface,
-            action=f"{noun}.{'changed' if before is not None else 'created'}",
-            target_type=noun,
+            action=f"{kind.noun}.{'changed' if before is not None else 'created'}",
+            target_type=kind.noun,
             target_id=instance.pk,
-            target_label=label(instance),
+            target_label=kind.label(instance),
             before=before,
             after=after,
         )
@@ -123,25 +125,16 @@ def do_save_setting(
 
 
 @transaction.atomic
-def do_delete_setting(
-    instance,
-    *,
-    tenant,
-    noun: str,
-    snapshot: Callable[[Any], dict],
-    label: Callable[[Any], str],
-    acting_user,
-    surface: str,
-) -> None:
+def do_delete_setting(instance, *, kind: SettingKind, tenant, acting_user, surface: str) -> None:
     """Delete ``instance``, one of ``tenant``'s settings, and record what it was."""
-    before, target_id, named = snapshot(instance), instance.pk, label(instance)
+    before, target_id, named = kind.snapshot(instance), instance.pk, kind.label(instance)
     instance.delete()
     record_change(
         tenant=tenant,
         acting_user=acting_user,
         surface=surface,
-        action=f"{noun}.deleted",
-        target_type=noun,
+        action=f"{kind.noun}.deleted",
+        target_type=kind.noun,
         target_id=target_id,
         target_label=named,
         before=before,

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from audit.actions import do_save_setting
+from audit.actions import SettingKind, do_save_setting
 from connections import oauth
 from connections.crypto import reseal, seal, unseal
 from connections.exceptions import (
@@ -274,6 +274,9 @@ def app_snapshot(app: App) -> dict:
     return {name: getattr(app, name) for name in APP_FIELDS}
 
 
+APP = SettingKind(noun="app", snapshot=app_snapshot, label=lambda app: app.name)
+
+
 def check_save_app(app: App, *, acting_user, surface: str) -> App:
     """Save a tenant's app (valid, as its form checked it), by whoever may change the tenant's
     configuration. The site's apps come from KINDGI_CONNECTION_APPS, not from here."""
@@ -283,12 +286,4 @@ def check_save_app(app: App, *, acting_user, surface: str) -> App:
         )
     tenant = app.tenant
     check_may_configure(acting_user, tenant, what=APPS.format(tenant=tenant.slug), surface=surface)
-    return do_save_setting(
-        app,
-        tenant=tenant,
-        noun="app",
-        snapshot=app_snapshot,
-        label=lambda app: app.name,
-        acting_user=acting_user,
-        surface=surface,
-    )
+    return do_save_setting(app, kind=APP, tenant=tenant, acting_user=acting_user, surface=surface)

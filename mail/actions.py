@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 
-from audit.actions import do_delete_setting, do_save_setting
+from audit.actions import SettingKind, do_delete_setting, do_save_setting
 from core.conf import setting
 from core.errors import DomainError
 from mail.dkim_check import dkim_failure
@@ -359,6 +359,9 @@ def mailbox_snapshot(mailbox: Mailbox) -> dict[str, Any]:
     }
 
 
+MAILBOX = SettingKind(noun="mailbox", snapshot=mailbox_snapshot, label=lambda mailbox: mailbox.address)
+
+
 @transaction.atomic
 def do_save_mailbox(
     *, tenant, fields: dict[str, Any], mailbox: Mailbox | None, acting_user, surface: str
@@ -368,21 +371,10 @@ def do_save_mailbox(
     for name, value in fields.items():
         setattr(mailbox, name, value)
     mailbox.tenant = tenant
-    return do_save_setting(mailbox, **_mailbox_setting(tenant, acting_user, surface))
+    return do_save_setting(mailbox, kind=MAILBOX, tenant=tenant, acting_user=acting_user, surface=surface)
 
 
 def check_delete_mailbox(mailbox: Mailbox, *, acting_user, surface: str) -> None:
     tenant = mailbox.tenant
     check_may_configure(acting_user, tenant, what=MAILBOXES.format(tenant=tenant.slug), surface=surface)
-    do_delete_setting(mailbox, **_mailbox_setting(tenant, acting_user, surface))
-
-
-def _mailbox_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
-    return {
-        "tenant": tenant,
-        "noun": "mailbox",
-        "snapshot": mailbox_snapshot,
-        "label": lambda mailbox: mailbox.address,
-        "acting_user": acting_user,
-        "surface": surface,
-    }
+    do_delete_setting(mailbox, kind=MAILBOX, tenant=tenant, acting_user=acting_user, surface=surface)

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from audit.actions import do_delete_setting, do_save_setting
+from audit.actions import SettingKind, do_delete_setting, do_save_setting
 from core.errors import DomainError
 from core.sweeps import Sweep
 from runs.actions import check_start_run
@@ -147,6 +147,9 @@ def schedule_snapshot(schedule: Schedule) -> dict[str, Any]:
     }
 
 
+SCHEDULE = SettingKind(noun="schedule", snapshot=schedule_snapshot, label=lambda schedule: schedule.name)
+
+
 # Not durable: the admin saves inside a transaction of its own.
 @transaction.atomic
 def do_save_schedule(
@@ -169,7 +172,7 @@ def do_save_schedule(
     schedule.tenant = tenant
     if recount:
         schedule.next_run_at = next_tick(schedule.cron, timezone.now())
-    return do_save_setting(schedule, **_schedule_setting(tenant, acting_user, surface))
+    return do_save_setting(schedule, kind=SCHEDULE, tenant=tenant, acting_user=acting_user, surface=surface)
 
 
 def check_delete_schedule(schedule: Schedule, *, acting_user, surface: str) -> None:
@@ -177,18 +180,9 @@ def check_delete_schedule(schedule: Schedule, *, acting_user, surface: str) -> N
     refusal = own_refusal(acting_user, owner=schedule.owner, tenant=schedule.tenant, surface=surface)
     if refusal is not None:
         raise ScheduleForbiddenError(f"you may not delete this schedule: {refusal}")
-    do_delete_setting(schedule, **_schedule_setting(schedule.tenant, acting_user, surface))
-
-
-def _schedule_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
-    return {
-        "tenant": tenant,
-        "noun": "schedule",
-        "snapshot": schedule_snapshot,
-        "label": lambda schedule: schedule.name,
-        "acting_user": acting_user,
-        "surface": surface,
-    }
+    do_delete_setting(
+        schedule, kind=SCHEDULE, tenant=schedule.tenant, acting_user=acting_user, surface=surface
+    )
 
 
 def start_due_schedules(*, now=None, limit: int | None = None) -> Sweep:

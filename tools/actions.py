@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from audit.actions import do_delete_setting, do_save_setting
+from audit.actions import SettingKind, do_delete_setting, do_save_setting
 from kindgi.agents import GATE_OVERRIDE_TEXT, GateOverride
 from tenants.authority import check_may_configure
 from tools.exceptions import CatalogInputError
@@ -60,6 +60,13 @@ def override_snapshot(override: AgentGateOverride) -> dict[str, Any]:
     }
 
 
+OVERRIDE = SettingKind(
+    noun="override",
+    snapshot=override_snapshot,
+    label=lambda override: f"{override.agent.key} → {override.tool_key}",
+)
+
+
 @transaction.atomic
 def do_save_override(override: AgentGateOverride, *, acting_user, surface: str) -> AgentGateOverride:
     """Write a valid override, and, for a tenant's, its record in the tenant's audit chain (a
@@ -67,7 +74,9 @@ def do_save_override(override: AgentGateOverride, *, acting_user, surface: str) 
     if override.tenant_id is None:
         override.save()
         return override
-    return do_save_setting(override, **_override_setting(override.tenant, acting_user, surface))
+    return do_save_setting(
+        override, kind=OVERRIDE, tenant=override.tenant, acting_user=acting_user, surface=surface
+    )
 
 
 def check_clear_override(*, agent: Agent, tenant, tool_id: str, acting_user, surface: str) -> bool:
@@ -76,16 +85,5 @@ def check_clear_override(*, agent: Agent, tenant, tool_id: str, acting_user, sur
     override = AgentGateOverride.objects.filter(agent=agent, tenant=tenant, tool_key=tool_id).first()
     if override is None:
         return False
-    do_delete_setting(override, **_override_setting(tenant, acting_user, surface))
+    do_delete_setting(override, kind=OVERRIDE, tenant=tenant, acting_user=acting_user, surface=surface)
     return True
-
-
-def _override_setting(tenant, acting_user, surface: str) -> dict[str, Any]:
-    return {
-        "tenant": tenant,
-        "noun": "override",
-        "snapshot": override_snapshot,
-        "label": lambda override: f"{override.agent.key} → {override.tool_key}",
-        "acting_user": acting_user,
-        "surface": surface,
-    }

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from audit.actions import do_save_setting
+from audit.actions import SettingKind, do_save_setting
 from core.conf import setting
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, catalog_name
@@ -119,6 +119,9 @@ def mcp_server_snapshot(server: McpServer) -> dict:
     }
 
 
+MCP_SERVER = SettingKind(noun="mcp-server", snapshot=mcp_server_snapshot, label=lambda server: server.name)
+
+
 def check_save_mcp_server(server: McpServer, *, acting_user, surface: str) -> ServerReport | None:
     """Save a tenant's server, by whoever may change the tenant's configuration (checked as
     ``McpServer.clean`` checks it), and list its tools, or retire them when it is turned off. The
@@ -128,15 +131,7 @@ def check_save_mcp_server(server: McpServer, *, acting_user, surface: str) -> Se
     tenant = server.tenant
     check_may_configure(acting_user, tenant, what=MCP_SERVERS.format(tenant=tenant.slug), surface=surface)
     server.full_clean()
-    do_save_setting(
-        server,
-        tenant=tenant,
-        noun="mcp-server",
-        snapshot=mcp_server_snapshot,
-        label=lambda server: server.name,
-        acting_user=acting_user,
-        surface=surface,
-    )
+    do_save_setting(server, kind=MCP_SERVER, tenant=tenant, acting_user=acting_user, surface=surface)
     reports = do_refresh_mcp_servers([server.name], timeout=LISTING_WAIT_SECONDS)
     return reports[0] if reports else None
 

@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from approvals.actions import do_save_reviewer
 from approvals.models import Reviewer
+from approvals.roles import reviewer_roles
 from audit.models import Surface
 from tenants.tokens import do_create_token, user_for_token
 
@@ -24,10 +26,15 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username).select_related("membership__tenant").first()
         if user is None or getattr(user, "membership", None) is None:
             raise CommandError(f"there is no development admin {username!r}; run create_dev_admin first")
-        Reviewer.objects.get_or_create(
-            user=user,
-            defaults={"tenant": user.membership.tenant, "role": "admin", "display_name": "Dev Admin"},
-        )
+        if not Reviewer.objects.filter(user=user).exists():
+            do_save_reviewer(
+                user=user,
+                tenant=user.membership.tenant,
+                role=reviewer_roles()[-1],
+                display_name="Dev Admin",
+                acting_user=None,
+                surface=Surface.COMMAND,
+            )
         if reuse and user_for_token(reuse) == user:
             self.stdout.write(reuse)
             return

@@ -631,9 +631,7 @@ def check_save_webhook(webhook: Webhook, *, acting_user, surface: str) -> Webhoo
     tenant's configuration."""
     tenant = webhook.tenant
     check_may_configure(acting_user, tenant, what=THE_WEBHOOK.format(tenant=tenant.slug), surface=surface)
-    return do_save_setting(
-        webhook, kind=WEBHOOK, tenant=tenant, acting_user=acting_user, surface=surface
-    )
+    return do_save_setting(webhook, kind=WEBHOOK, tenant=tenant, acting_user=acting_user, surface=surface)
 
 
 def check_delete_webhook(webhook: Webhook, *, acting_user, surface: str) -> None:

@@ -33,10 +33,11 @@ from approvals.models import (
 from approvals.roles import reviewer_roles
 from approvals.rules import RULE_FIELDS, rule_errors
 from audit.models import Surface
-from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
 from core.display import effect_words, json_summary
 from core.errors import DomainError
 from kindgi.effects import EffectKind
+from tenants.authority import ConfigurationAdminMixin
 from tools.models import Tool
 
 

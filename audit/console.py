@@ -11,7 +11,7 @@ from django.utils.dateparse import parse_date
 
 from audit.models import AuditEntry, Surface
 from audit.selectors import audit_actors, audit_list_for_tenant, audit_target_types, chain_heads
-from tenants.authority import configure_refusal
+from core.api.permissions import is_tenant_admin
 
 PAGE = 50
 
@@ -19,7 +19,7 @@ PAGE = 50
 @login_required
 def audit_page(request: HttpRequest) -> HttpResponse:
     membership = getattr(request.user, "membership", None)
-    if membership is None or configure_refusal(request.user, membership.tenant, surface=Surface.CONSOLE):
+    if not is_tenant_admin(request.user):
         return render(request, "console/not_a_reviewer.html", {"membership": membership}, status=403)
     tenant = membership.tenant
     chosen = {name: request.GET.get(name, "") for name in ("what", "actor", "surface", "since")}

@@ -6,7 +6,8 @@ from django.contrib import admin
 from audit.models import Surface
 from connections.actions import check_save_app
 from connections.models import App, Connection
-from core.admin import ConfigurationAdminMixin, TenantScopedAdminMixin
+from core.admin import TenantScopedAdminMixin
+from tenants.authority import ConfigurationAdminMixin
 
 
 @admin.register(App)

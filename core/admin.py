@@ -144,27 +144,3 @@ class SiteWideAdminMixin:
 
     def has_delete_permission(self, request, obj=None):
         return request.user.is_superuser and super().has_delete_permission(request, obj)
-
-
-class ConfigurationAdminMixin(TenantScopedAdminMixin):
-    """For a tenant's configuration (rules, reviewers, tokens, webhook, apps, servers,
-    mailboxes): changed only by whoever may change the tenant's configuration
-    (``tenants.authority``), so that a staff user who is not a tenant admin is not offered a form
-    the ``check_`` function behind it would refuse."""
-
-    def _may_configure(self, request) -> bool:
-        from tenants.authority import configure_refusal
-
-        if request.user.is_superuser:
-            return True
-        tenant = tenant_of(request.user)
-        return tenant is not None and configure_refusal(request.user, tenant, surface="admin") is None
-
-    def has_add_permission(self, request, *args):
-        return self._may_configure(request) and super().has_add_permission(request, *args)
-
-    def has_change_permission(self, request, obj=None):
-        return self._may_configure(request) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return self._may_configure(request) and super().has_delete_permission(request, obj)

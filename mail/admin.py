@@ -5,9 +5,10 @@ from django import forms
 from django.contrib import admin
 
 from audit.models import Surface
-from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin
 from mail.actions import MAILBOX_FIELDS, check_delete_mailbox, check_save_mailbox, mailbox_errors
 from mail.models import Mailbox, MailMessage, MailRefusal
+from tenants.authority import ConfigurationAdminMixin
 
 
 class MailboxForm(forms.ModelForm):

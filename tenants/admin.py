@@ -10,8 +10,9 @@ from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
 from audit.models import Surface
-from core.admin import ConfigurationAdminMixin, SiteWideAdminMixin, TenantScopedAdminMixin
+from core.admin import SiteWideAdminMixin, TenantScopedAdminMixin
 from core.errors import DomainError
+from tenants.authority import ConfigurationAdminMixin
 from tenants.models import ApiToken, Membership, Tenant
 from tenants.tokens import check_create_token, check_revoke_token
 

@@ -13,6 +13,7 @@ the console asks the same functions to offer only what they would allow.
 """
 
 from audit.models import Surface
+from core.admin import TenantScopedAdminMixin, tenant_of
 from tenants.exceptions import ConfigurationForbiddenError
 
 # Surfaces that act with the machine's own authority, with no person signed in.
@@ -67,3 +68,25 @@ def surface_of(request) -> str:
     User-Agent; anything else is the API."""
     agent = request.headers.get("User-Agent", "") if request is not None else ""
     return Surface.CLI if agent.startswith("kindgi-cli/") else Surface.API
+
+
+class ConfigurationAdminMixin(TenantScopedAdminMixin):
+    """For a tenant's configuration (rules, reviewers, tokens, webhook, apps, servers,
+    mailboxes): changed only by whoever may change the tenant's configuration
+    (``tenants.authority``), so that a staff user who is not a tenant admin is not offered a form
+    the ``check_`` function behind it would refuse."""
+
+    def _may_configure(self, request) -> bool:
+        if request.user.is_superuser:
+            return True
+        tenant = tenant_of(request.user)
+        return tenant is not None and configure_refusal(request.user, tenant, surface=Surface.ADMIN) is None
+
+    def has_add_permission(self, request, *args):
+        return self._may_configure(request) and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request, obj=None):
+        return self._may_configure(request) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._may_configure(request) and super().has_delete_permission(request, obj)

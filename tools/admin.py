@@ -5,7 +5,8 @@ from django.contrib import admin, messages
 from django.utils.html import format_html_join
 
 from audit.models import Surface
-from core.admin import ConfigurationAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
+from tenants.authority import ConfigurationAdminMixin
 from tenants.exceptions import ConfigurationForbiddenError
 from tenants.models import Tenant
 from tools.actions import check_clear_override, check_set_override, do_save_override

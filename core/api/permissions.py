@@ -20,4 +20,12 @@ class IsTenantAdmin(BasePermission):
         if not IsTenantMember().has_permission(request, view):
             return False
         self.message = "only a tenant admin may do this"
-        return request.user.membership.is_tenant_admin
+        return is_tenant_admin(request.user)
+
+
+def is_tenant_admin(user) -> bool:
+    """Whether ``user`` is an admin of their tenant (a person: a service account never is), who
+    may read what only tenant admins read (the audit). Who may *change* a setting is
+    ``tenants.authority``'s to say."""
+    membership = getattr(user, "membership", None)
+    return bool(membership is not None and membership.is_tenant_admin and not membership.is_service_account)

@@ -20,7 +20,7 @@ PAGE = 50
 def audit_page(request: HttpRequest) -> HttpResponse:
     membership = getattr(request.user, "membership", None)
     if not is_tenant_admin(request.user):
-        return render(request, "console/not_a_reviewer.html", {"membership": membership}, status=403)
+        return render(request, "console/tenant_admins_only.html", {"membership": membership}, status=403)
     tenant = membership.tenant
     chosen = {name: request.GET.get(name, "") for name in ("what", "actor", "surface", "since")}
     since = parse_date(chosen["since"]) if chosen["since"] else None
@@ -47,21 +47,27 @@ def audit_page(request: HttpRequest) -> HttpResponse:
 
 
 def changes_of(entry: AuditEntry) -> list[tuple[str, str, str]]:
-    """What an entry changed, field by field: (field, before, after) as JSON text, "" for absent."""
+    """What an entry changed, field by field: (field, before, after) as shown, "" for absent. For
+    a setting made or deleted, each field it had (but those empty); else each field that changed."""
     before, after = entry.before or {}, entry.after or {}
     if not isinstance(before, dict) or not isinstance(after, dict):
         return [("", _shown(entry.before), _shown(entry.after))]
-    fields = sorted(set(before) | set(after))
+    whole = entry.before is None or entry.after is None
     return [
         (
             field,
-            _shown(before.get(field)) if field in before else "",
-            _shown(after.get(field)) if field in after else "",
+            _shown(before[field]) if field in before else "",
+            _shown(after[field]) if field in after else "",
         )
-        for field in fields
-        if before.get(field) != after.get(field) or entry.before is None or entry.after is None
+        for field in sorted(set(before) | set(after))
+        if before.get(field) != after.get(field)
+        and not (whole and not (before.get(field) or after.get(field)))
     ]
 
 
 def _shown(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """A value as the page shows it: text as it is (quoted when empty, so it shows), anything else
+    as JSON."""
+    if isinstance(value, str):
+        return value or '""'
+    return json.dumps(value, ensure_ascii=False)

@@ -257,7 +257,7 @@ class TestTheAuditPage:
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
         assert "rule.changed" in page
         assert "rule.created" in page
-        assert "<del>deny</del> → <ins>always_ask</ins>" in page
+        assert "<dt>gate</dt><dd><del>deny</del><ins>always_ask</ins></dd>" in page
         assert ">Audit</a>" in page  # in the nav, for a tenant admin
         filtered = browser.get("/console/audit/", {"surface": "console"}).text
         assert "rule.changed" in filtered
@@ -266,7 +266,9 @@ class TestTheAuditPage:
     def test_anyone_else_is_refused_and_not_offered_it(self):
         browser = Client()
         browser.force_login(reviewer("rita", role="admin"))
-        assert browser.get("/console/audit/").status_code == 403
+        refused = browser.get("/console/audit/")
+        assert refused.status_code == 403
+        assert "Only tenant admins see the audit" in refused.text
         assert ">Audit</a>" not in browser.get("/console/queue/").text
 
 

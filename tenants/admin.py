@@ -34,6 +34,9 @@ class TenantAdmin(SiteWideAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 class ApiTokenForm(forms.ModelForm):
+    # Who is making it (set by ApiTokenAdmin.get_form).
+    acting_user = None
+
     class Meta:
         model = ApiToken
         fields = ["user", "name", "responsible"]
@@ -44,6 +47,11 @@ class ApiTokenForm(forms.ModelForm):
         user, responsible = data.get("user"), data.get("responsible")
         membership = getattr(user, "membership", None)
         if user is None or membership is None:
+            return data
+        if not membership.is_service_account and self.acting_user is not None and user != self.acting_user:
+            self.add_error(
+                "user", "A person's token is theirs alone to make: choose a service account, or yourself."
+            )
             return data
         if membership.is_service_account and responsible is None:
             self.add_error("responsible", "A service's token names the person who answers for its runs.")
@@ -79,6 +87,11 @@ class ApiTokenAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # revoke instead: the record stays for the audit
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.acting_user = request.user
+        return form
 
     def save_model(self, request, obj, form, change):
         if change:

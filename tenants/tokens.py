@@ -27,11 +27,18 @@ def check_create_token(
     *, acting_user, surface: str, user, name: str = "", responsible=None
 ) -> tuple[ApiToken, str]:
     """Create a token for ``user``, a member of a tenant, if the acting person may change that
-    tenant's tokens (``tenants.authority``). A service account's token names the person
+    tenant's tokens (``tenants.authority``): a service account's, or their own (a token of someone
+    else's would let them act as that person). A service account's token names the person
     ``responsible`` for the runs it starts (a person of its tenant); a person's token names no one
-    (its runs are that person's own)."""
+    (its runs are that person's own). A manage.py command makes any."""
     tenant = tenant_for_user(user)
     check_may_configure(acting_user, tenant, what=f"{tenant.slug}'s API tokens", surface=surface)
+    if not is_service_account(user) and acting_user is not None and acting_user.pk != user.pk:
+        # Whoever held it would act as that person: decide as them, start runs that stand on them.
+        raise ConfigurationForbiddenError(
+            f"a person's token is theirs alone to make: {user.get_username()} makes their own "
+            "(a tenant admin makes service accounts' tokens)"
+        )
     if is_service_account(user):
         if responsible is None:
             raise TokenInputError(

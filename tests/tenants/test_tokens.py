@@ -5,8 +5,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from tenants.exceptions import ConfigurationForbiddenError
 from tenants.models import ApiToken
-from tenants.tokens import do_create_token, do_revoke_token, user_for_token
+from tenants.tokens import (
+    check_create_token,
+    do_create_token,
+    do_revoke_token,
+    do_service_account,
+    user_for_token,
+)
 from tests.factories import member
 
 pytestmark = pytest.mark.django_db
@@ -67,13 +74,17 @@ def test_the_commands_create_and_revoke(capsys):
 
 def test_the_admin_shows_a_new_token_once_and_never_its_hash(admin_client):
     ada = member("ada")
+    nightly, _ = do_service_account(name="nightly", tenant=ada.membership.tenant)
     response = admin_client.post(
-        reverse("admin:tenants_apitoken_add"), {"user": ada.pk, "name": "cli"}, follow=True
+        reverse("admin:tenants_apitoken_add"),
+        {"user": nightly.pk, "name": "cli", "responsible": ada.pk},
+        follow=True,
     )
-    record = ApiToken.objects.get(user=ada)
+    record = ApiToken.objects.get(user=nightly)
+    assert record.responsible == ada
     shown = [str(m) for m in response.context["messages"]]
     [token] = [word for message in shown for word in message.split() if word.startswith("kgi_")]
-    assert user_for_token(token) == ada
+    assert user_for_token(token) == nightly
     page = admin_client.get(reverse("admin:tenants_apitoken_change", args=[record.pk]))
     assert record.token_hash not in page.text
     assert token not in page.text
@@ -100,3 +111,17 @@ def test_the_secret_is_compared_in_constant_time(monkeypatch):
     assert user_for_token(token) == user
     assert len(compared) == 1
     assert token not in compared[0]  # the hashes are compared, never the secret itself
+
+
+def test_nobody_makes_a_token_of_another_persons_in_the_admin(admin_client):
+    """It would let them act as that person: decide as them, start runs that stand on them."""
+    ada = member("ada")
+    refused = admin_client.post(reverse("admin:tenants_apitoken_add"), {"user": ada.pk, "name": "mine now"})
+    assert refused.status_code == 200  # the form again, saying why
+    assert "A person&#x27;s token is theirs alone to make" in refused.text
+    assert not ApiToken.objects.filter(user=ada).exists()
+    tina = member("tina", tenant_admin=True)
+    with pytest.raises(ConfigurationForbiddenError, match="a person's token is theirs alone to make"):
+        check_create_token(acting_user=tina, surface="api", user=ada)
+    _, own = check_create_token(acting_user=tina, surface="admin", user=tina)
+    assert user_for_token(own) == tina

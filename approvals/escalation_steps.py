@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from approvals.roles import is_role, reviewer_roles
+from core.bounds import SECONDS_MAX, whole_number_error
 
 ACTIONS = ("raiseRole", "notify", "addReviewers", "expire")
 MAX_STEPS = 10
@@ -36,8 +37,8 @@ def escalation_error(steps: Any, *, tenant) -> str | None:
                 f"(a step has afterSeconds and one of {', '.join(ACTIONS)})"
             )
         after = step.get("afterSeconds")
-        if isinstance(after, bool) or not isinstance(after, int) or after < 1:
-            return f"{where}: afterSeconds must be a whole number of seconds, at least 1"
+        if problem := whole_number_error(after, low=1, high=SECONDS_MAX):
+            return f"{where}: afterSeconds {problem} (seconds)"
         if after <= previous:
             return f"{where}: afterSeconds must be later than the step before it ({previous})"
         previous = after

@@ -7,6 +7,7 @@ from approvals.escalation_steps import escalation_error
 from approvals.models import ApprovalRule
 from approvals.roles import is_role, reviewer_roles
 from audit.actions import SettingKind
+from core.bounds import SECONDS_MAX, whole_number_error
 from kindgi.conditions import ConditionError, parse_condition
 from kindgi.effects import EffectKind
 from runs.engine.gates import Rule, RuleGate
@@ -98,6 +99,9 @@ def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None
         errors["required_approvals"] = (
             f"{needed} approvals from distinct reviewers, but the rule names only {len(list(reviewers))}"
         )
+    ttl = fields.get("ttl_seconds")
+    if ttl is not None and (problem := whole_number_error(ttl, low=1, high=SECONDS_MAX)):
+        errors["ttl_seconds"] = f"{problem} (seconds), or empty for the site's default"
     if problem := escalation_error(fields.get("escalation") or [], tenant=tenant):
         errors["escalation"] = problem
     return errors

@@ -81,6 +81,8 @@ def parse_condition(text: str) -> Condition:
         raise ConditionError(
             f'{match["value"]!r} in {text!r} is not a JSON value (quote strings: "EUR")'
         ) from None
+    except ValueError:  # a number too long to read (Python reads at most 4300 digits)
+        raise ConditionError(f"the number in {text[:60]!r}… is too long to compare with") from None
     segments = match["pointer"][1:].split("/") if match["pointer"] != "/" else []
     pointer = tuple(s.replace("~1", "/").replace("~0", "~") for s in segments)
     return Condition(text=text.strip(), pointer=pointer, op=match["op"], value=value)

@@ -54,12 +54,20 @@ def cron_error(cron: Any) -> str | None:
         return f"{cron!r} has {len(cron.split())} fields, not 5 ({CRON_EXAMPLE})"
     if not _croniter().is_valid(cron):
         return f"{cron!r} is not a cron expression ({CRON_EXAMPLE})"
+    if next_tick(cron, timezone.now()) is None:
+        return f"{cron!r} names no day that comes (such as February 30), so it would never run"
     return None
 
 
-def next_tick(cron: str, after: datetime) -> datetime:
-    """The first tick of ``cron`` after ``after`` (UTC)."""
-    return _croniter()(cron, after.astimezone(UTC)).get_next(datetime)
+def next_tick(cron: str, after: datetime) -> datetime | None:
+    """The first tick of ``cron`` after ``after`` (UTC); None when none ever comes (a valid
+    expression may name a day that does not exist, such as February 30)."""
+    from croniter import CroniterError
+
+    try:
+        return _croniter()(cron, after.astimezone(UTC)).get_next(datetime)
+    except CroniterError:
+        return None
 
 
 def schedule_errors(fields: Mapping[str, Any], *, tenant) -> list[str]:

@@ -7,8 +7,9 @@ from rest_framework import serializers
 
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.roles import reviewer_roles
-from approvals.rules import RULE_FIELDS, rule_errors
+from approvals.rules import MAX_REQUIRED_APPROVALS, RULE_FIELDS, rule_errors
 from core.api.fields import (
+    BoundedIntegerField,
     JsonObjectField,
     StrictBooleanField,
     StrictCharField,
@@ -17,6 +18,7 @@ from core.api.fields import (
     StrictSerializer,
     StrictUUIDField,
 )
+from core.bounds import SECONDS_MAX
 
 
 class ConnectionRefSerializer(serializers.Serializer):
@@ -234,7 +236,7 @@ ROLE_CHOICES = ", ".join(reviewer_roles())
 
 class NotificationSettingsSerializer(StrictSerializer):
     notify = serializers.ChoiceField(choices=Reviewer.Notify.values, required=False)
-    digestMinutes = serializers.IntegerField(required=False, min_value=1, max_value=1440)
+    digestMinutes = BoundedIntegerField(required=False, min_value=1, max_value=1440)
 
 
 class RegisterReviewerSerializer(StrictSerializer):
@@ -268,11 +270,20 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         ),
         required=False,
     )
-    ttlSeconds = serializers.IntegerField(source="ttl_seconds", allow_null=True, required=False, min_value=1)
+    ttlSeconds = BoundedIntegerField(
+        source="ttl_seconds",
+        allow_null=True,
+        required=False,
+        min_value=1,
+        max_value=SECONDS_MAX,
+        help_text="Seconds until its approvals expire (null: the site's default).",
+    )
     reason = StrictCharField(allow_blank=True, default="")
-    requiredApprovals = serializers.IntegerField(
+    requiredApprovals = BoundedIntegerField(
         source="required_approvals",
         default=1,
+        min_value=1,
+        max_value=MAX_REQUIRED_APPROVALS,
         help_text="How many distinct reviewers must approve a call before it runs; any rejection rejects.",
     )
     escalation = serializers.JSONField(

@@ -14,9 +14,10 @@ from approvals.actions import check_save_rule
 from approvals.exceptions import ApprovalInputError
 from approvals.models import ApprovalRule, Reviewer
 from approvals.roles import reviewer_roles
-from approvals.rules import RULE_FIELDS, rule_errors
+from approvals.rules import MAX_REQUIRED_APPROVALS, RULE_FIELDS, rule_errors
 from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
 from audit.models import Surface
+from core.bounds import SECONDS_MAX, SEQUENCE_MAX
 from kindgi.effects import EffectKind
 from tenants.authority import configure_refusal
 from tenants.exceptions import ConfigurationForbiddenError
@@ -28,7 +29,7 @@ NEW_RULE_ID = 2**62  # newer than any saved rule: ties of precedence go to the o
 class DraftForm(forms.Form):
     """A rule's fields, checked by ``rule_errors`` as the admin and the API check them."""
 
-    rule = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    rule = forms.IntegerField(required=False, min_value=1, max_value=SEQUENCE_MAX, widget=forms.HiddenInput)
     name = forms.CharField(max_length=200)
     enabled = forms.BooleanField(required=False, initial=True)
     tool_pattern = forms.CharField(max_length=200, required=False, initial="*", help_text="e.g. acme-ops.*")
@@ -38,11 +39,14 @@ class DraftForm(forms.Form):
     condition = forms.CharField(max_length=500, required=False, help_text="e.g. /amountCents > 10000")
     gate = forms.ChoiceField(choices=[(gate, gate) for gate in ApprovalRule.Gate.values])
     required_role = forms.ChoiceField(required=False)
-    ttl_seconds = forms.IntegerField(required=False, min_value=1, label="Waits at most (seconds)")
+    ttl_seconds = forms.IntegerField(
+        required=False, min_value=1, max_value=SECONDS_MAX, label="Waits at most (seconds)"
+    )
     reason = forms.CharField(max_length=500, required=False)
     required_approvals = forms.IntegerField(
         required=False,
         min_value=1,
+        max_value=MAX_REQUIRED_APPROVALS,
         initial=1,
         label="Approvals needed",
         help_text="from distinct reviewers; any one rejection rejects",

@@ -80,6 +80,22 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+class BoundedIntegerField(serializers.IntegerField):
+    """A whole number a person types (seconds, counts, sizes), from ``min_value`` to ``max_value``
+    (``core.bounds``): a JSON number, not text and not true or false, and an error that names the
+    bounds. The schema says them too."""
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        message = f"must be a whole number from {min_value} to {max_value}"
+        messages = dict.fromkeys(("invalid", "min_value", "max_value", "max_string_length"), message)
+        super().__init__(min_value=min_value, max_value=max_value, error_messages=messages, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StrictCharField(serializers.CharField):
     """Text, and only text: DRF's own also turns numbers into strings."""
 
@@ -140,3 +156,14 @@ def datetime_param(request, name: str):
             {name: f"{value!r} is not an ISO 8601 date and time, e.g. 2026-12-04T09:00:00Z"}
         )
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def int_param(request, name: str, *, low: int, high: int, default: int) -> int:
+    """A whole-number query parameter from ``low`` to ``high``, ``default`` when not given."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    value = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= len(str(high)) else None
+    if value is None or not low <= value <= high:
+        raise ValidationError({name: f"must be a whole number from {low} to {high}"})
+    return value

@@ -2,7 +2,8 @@
 
 from rest_framework import serializers
 
-from core.api.fields import StrictBooleanField, StrictCharField, StrictSerializer
+from core.api.fields import BoundedIntegerField, StrictBooleanField, StrictCharField, StrictSerializer
+from core.conf import setting
 from mail.models import Mailbox, MailMessage, MailRefusal
 
 
@@ -47,7 +48,12 @@ class SaveMailboxSerializer(StrictSerializer):
     )
     flowId = StrictCharField(required=False, allow_blank=True)
     allowedSenders = serializers.ListField(child=StrictCharField(), required=False)
-    sizeLimit = serializers.IntegerField(required=False)
+    sizeLimit = BoundedIntegerField(
+        required=False,
+        min_value=1,
+        max_value=setting("KINDGI_MAIL_MAX_BYTES"),
+        help_text="Bytes: a bigger mail is refused (at most the site's KINDGI_MAIL_MAX_BYTES).",
+    )
     requireDkim = StrictBooleanField(required=False)
     enabled = StrictBooleanField(required=False)
 

@@ -1,13 +1,13 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.fields import choice_param
+from core.api.fields import choice_param, int_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantMember
 from core.api.representation import represent
+from core.bounds import SEQUENCE_MAX
 from runs.actions import check_cancel_run, check_start_run
 from runs.api.serializers import (
     JournalEntrySerializer,
@@ -91,15 +91,18 @@ class RunJournalApi(APIView):
     permission_classes = [IsTenantMember]
 
     @extend_schema(
-        parameters=[OpenApiParameter("after", int, description="Only entries after this sequence.")],
+        parameters=[
+            OpenApiParameter(
+                "after",
+                {"type": "integer", "minimum": 0, "maximum": SEQUENCE_MAX},
+                description="Only entries after this sequence.",
+            )
+        ],
         responses=JournalPageSerializer,
     )
     def get(self, request, run_id):
         run = run_get_for_tenant(request.user.membership.tenant, run_id)
-        try:
-            after = int(request.query_params.get("after", 0))
-        except ValueError:
-            raise ValidationError({"after": "must be a whole number"}) from None
+        after = int_param(request, "after", low=0, high=SEQUENCE_MAX, default=0)
         entries = journal_after(run, after=after, limit=JOURNAL_PAGE + 1)
         more = len(entries) > JOURNAL_PAGE
         entries = entries[:JOURNAL_PAGE]

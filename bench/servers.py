@@ -21,10 +21,11 @@ def free_port() -> int:
 
 
 def daphne_command(port: int) -> list[str]:
+    """Daphne as ``kindgi serve`` starts it (``kindgi_site.web``: its access log scrubbed)."""
     return [
         sys.executable,
         "-m",
-        "daphne",
+        "kindgi_site.web",
         "-b",
         "127.0.0.1",
         "-p",
@@ -43,12 +44,12 @@ class Daphne:
         self._env = os.environ | (environment or {})
 
     def __enter__(self) -> "Daphne":
-        self._log = tempfile.TemporaryFile()
+        self._log, self._access = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             daphne_command(self.port),
             cwd=ROOT,
             env=self._env,
-            stdout=subprocess.DEVNULL,
+            stdout=self._access,
             stderr=self._log,
         )
         deadline = time.monotonic() + 30
@@ -66,11 +67,17 @@ class Daphne:
         self._process.terminate()
         self._process.wait(timeout=10)
         self._log.close()
+        self._access.close()
 
     def stderr(self) -> str:
         """What the process has written to standard error (a file, so it can never fill up)."""
         self._log.seek(0)
         return self._log.read().decode(errors="replace")
+
+    def access_log(self) -> str:
+        """Its access log: a line a request, on standard output."""
+        self._access.seek(0)
+        return self._access.read().decode(errors="replace")
 
 
 class Workers:

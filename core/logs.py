@@ -13,8 +13,7 @@ from uuid import UUID
 
 from pythonjsonlogger.json import JsonFormatter
 
-from core.redaction import REDACTED
-from core.secrets import provider_secrets
+from core.secrets import scrub_text
 
 _current_run: ContextVar[str | None] = ContextVar("kindgi_current_run", default=None)
 
@@ -38,23 +37,19 @@ class RunIdFilter(logging.Filter):
 
 
 class SecretsFilter(logging.Filter):
-    """No log line carries a provider key: each found in a line's message or traceback becomes
-    ``[REDACTED]``."""
+    """No log line carries a secret: a provider key, a credential or a decision-link token in a
+    line's message or traceback becomes ``[REDACTED]`` (``core.secrets.scrub_text``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        secrets = provider_secrets()
-        if not secrets:
-            return True
         message = record.getMessage()
         traceback = record.exc_text or (
             logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
         )
-        for secret in secrets:
-            message = message.replace(secret, REDACTED)
-            traceback = traceback.replace(secret, REDACTED)
-        record.msg, record.args = message, None
-        if traceback:
-            record.exc_info, record.exc_text = None, traceback
+        scrubbed = scrub_text(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        if traceback and (cleaned := scrub_text(traceback)) != traceback:
+            record.exc_info, record.exc_text = None, cleaned
         return True
 
 

@@ -18,6 +18,10 @@ def redact_prompt(text: str, *, secrets: Iterable[str] = ()) -> str:
     and each exact secret value (the configured provider keys) ``[REDACTED]``."""
     for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
+    return _HOME_PATH.sub(LOCAL_PATH, redact_credentials(text))
+
+
+def redact_credentials(text: str) -> str:
+    """Authorization values (``Bearer …``, ``Basic …``) and ``sk-`` keys become ``[REDACTED]``."""
     text = _AUTHORIZATION.sub(lambda match: f"{match.group(1)} {REDACTED}", text)
-    text = _SECRET_KEY.sub(REDACTED, text)
-    return _HOME_PATH.sub(LOCAL_PATH, text)
+    return _SECRET_KEY.sub(REDACTED, text)

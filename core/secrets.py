@@ -1,11 +1,21 @@
-"""The configured provider keys: redacted from prompts, never shown, journaled or logged."""
+"""Secrets kept out of what is stored, shown and logged: one scrubbing step each way.
+
+- What a person or a program sends, before it is stored (``scrub_secrets``): the configured
+  provider keys, wherever they appear (the API's parser and the forms' middleware apply it to
+  every body, so a key typed into a reviewer's name or a schedule's input never reaches a row).
+- Text that is never data, before it is written or echoed (``scrub_text``): a log line, the web
+  server's access log, an error message. Besides the provider keys it takes out credentials and
+  ``sk-`` keys (``core.redaction``) and one-time decision-link tokens, which would let whoever
+  reads a log decide as the reviewer the link was made for.
+"""
 
 import json
 import os
+import re
 from typing import Any
 
 from core.conf import setting
-from core.redaction import REDACTED
+from core.redaction import REDACTED, redact_credentials
 
 
 def provider_secrets() -> list[str]:
@@ -28,6 +38,20 @@ def scrub_secrets(value: Any) -> Any:
 def scrub_secrets_in_json(text: str) -> str:
     """The same, for data already made into JSON text."""
     return _scrubbed(text, provider_secrets())
+
+
+# A decision link's path: /console/decide/<token>/ (approvals.links makes them).
+_DECISION_LINK = re.compile(r"(/decide/)[^/?#\s\"']+")
+
+
+def scrub_text(text: str) -> str:
+    """``text``, bound for a log line or an error message, with every configured provider key,
+    credential, ``sk-`` key and decision-link token replaced by ``[REDACTED]``."""
+    secrets = provider_secrets()
+    if secrets:
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(secret, REDACTED)
+    return _DECISION_LINK.sub(rf"\1{REDACTED}", redact_credentials(text))
 
 
 def _scrubbed(text: str, secrets: list[str]) -> str:

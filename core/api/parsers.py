@@ -1,5 +1,6 @@
 """The API's JSON parser, with limits: a body too large is refused before it is read whole, and
-JSON nested too deeply is refused rather than left to exhaust the parser's recursion."""
+JSON nested too deeply is refused rather than left to exhaust the parser's recursion. What it
+gives the views is scrubbed of provider keys (``core.secrets``)."""
 
 import codecs
 import json
@@ -10,6 +11,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.utils.json import strict_constant
 
 from core.jsonlimits import holds_nul, nesting_depth_exceeds
+from core.secrets import scrub_secrets
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -35,4 +37,5 @@ class LimitedJSONParser(JSONParser):
             raise exceptions.ParseError(f"the JSON is nested more than {depth} levels deep")
         if holds_nul(data):
             raise exceptions.ParseError("the JSON holds a NUL character (\\u0000), which cannot be stored")
-        return data
+        # What is sent is what is stored: a provider key typed anywhere is scrubbed before it is.
+        return scrub_secrets(data)

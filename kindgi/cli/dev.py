@@ -57,7 +57,16 @@ def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] =
     beside = [SWEEPER]
     if mail_port:
         beside.append([*DJANGO, "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)])
-    web = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "kindgi_site.asgi:application"]
+    web = [
+        sys.executable,
+        "-m",
+        "kindgi_site.web",
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "kindgi_site.asgi:application",
+    ]
     # Lets /metrics answer this machine without a token (kindgi_site.metrics).
     web_env = _django_env() | {"KINDGI_DEV_SERVER": "true"}
     if not folders:
@@ -161,7 +170,16 @@ def _exec(*arguments: str) -> None:
 def serve_production(*, host: str, port: int) -> int:
     """One web process (HTTP and WebSockets). Run several behind a proxy; settings come from the
     environment (README, "Running in production")."""
-    _exec("-m", "daphne", "-b", host, "-p", str(port), "--proxy-headers", "kindgi_site.asgi:application")
+    _exec(
+        "-m",
+        "kindgi_site.web",
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "--proxy-headers",
+        "kindgi_site.asgi:application",
+    )
     return OK  # not reached
 
 

@@ -1,6 +1,8 @@
 """One place that turns every error into ``{"error": {"code", "message", "details"}}``: the
 apps' own (each says its status and code) and DRF's."""
 
+import json
+
 from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -11,6 +13,7 @@ from rest_framework.views import exception_handler
 from core.api.errors import domain_error, error_body, field_details
 from core.api.parsers import RequestTooLarge
 from core.errors import DomainError
+from core.secrets import scrub_text
 
 DRF_CODES = {
     exceptions.NotAuthenticated: "unauthenticated",
@@ -45,6 +48,14 @@ def _field_errors(detail, path: str = "") -> list[str]:
 
 
 def api_exception_handler(exc, context):
+    response = _error_response(exc, context)
+    if response is not None:
+        # An error may echo what was asked (a path, a name): never a secret that came with it.
+        response.data = json.loads(scrub_text(json.dumps(response.data)))
+    return response
+
+
+def _error_response(exc, context):
     if isinstance(exc, DomainError):  # each app's errors say what they are on the wire
         http_status, body = domain_error(exc)
         return Response(body, status=http_status)
@@ -66,4 +77,6 @@ def api_exception_handler(exc, context):
 @csrf_exempt  # a bearer-token client has no CSRF cookie; it should still hear "not found"
 def endpoint_not_found(request, path: str = "") -> JsonResponse:
     """A path under /api/v1/ that names no endpoint: the same error shape as every other."""
-    return JsonResponse(error_body("not_found", f"there is no API endpoint {request.path}"), status=404)
+    return JsonResponse(
+        error_body("not_found", scrub_text(f"there is no API endpoint {request.path}")), status=404
+    )

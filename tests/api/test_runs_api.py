@@ -160,7 +160,7 @@ def test_get_journal_and_cancel(api):
     assert [entry["sequence"] for entry in later["items"]] == [3]
     assert later["nextCursor"] is None
     assert api.get(f"/api/v1/runs/{flow['id']}/journal?after=x").json()["error"]["details"]["errors"] == [
-        "/after: must be a whole number"
+        "/after: must be a whole number from 0 to 2147483647"
     ]
 
     cancelled = api.post(f"/api/v1/runs/{flow['id']}/cancel")

@@ -53,6 +53,10 @@ DEFAULTS: dict[str, Any] = {
     "KINDGI_CONNECTION_APPS": (),
     "KINDGI_MCP_SERVERS": (),
     "KINDGI_MCP_TIMEOUT_SECONDS": 30,
+    # The environment variables a tenant's MCP server may read as env:NAME, and whether it may be
+    # on a loopback, link-local or private address.
+    "KINDGI_MCP_ENV_ALLOWED": (),
+    "KINDGI_MCP_ALLOW_PRIVATE": False,
     "KINDGI_MCP_REFRESH_SECONDS": 300,
     # How long a call of Kindgi's /mcp endpoint waits for its run before answering with where the
     # run stands (waiting for an approval, still running).

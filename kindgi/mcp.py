@@ -56,6 +56,9 @@ class McpTool(ToolDefinition):
     mutating: bool = True
     result_is_outside_data: bool = True
     origin: ToolOrigin = ToolOrigin.MCP
+    # Why it may not be called now, if it may not: its server changed what it says of it (or
+    # started to list it) and no one has approved that yet.
+    held: str = ""
 
     @property
     def input_schema(self) -> dict[str, Any]:

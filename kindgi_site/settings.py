@@ -239,6 +239,12 @@ KINDGI_PACKS += [pack for pack in ENV.listing("KINDGI_EXTRA_PACKS", "") if pack 
 # {"Authorization": "env:TRACKER_TOKEN"}}]. Tenants add their own in the admin.
 KINDGI_MCP_SERVERS = ENV.json_list("KINDGI_MCP_SERVERS")
 KINDGI_MCP_TIMEOUT_SECONDS = ENV.integer("KINDGI_MCP_TIMEOUT_SECONDS", 30)
+# A tenant's server may read these names of Kindgi's environment as env:NAME (its headers'
+# values): any other name is refused, so a tenant can never send Kindgi's own secrets anywhere.
+KINDGI_MCP_ENV_ALLOWED = ENV.listing("KINDGI_MCP_ENV_ALLOWED", "")
+# Whether a tenant's server may be on a loopback, link-local or private address (this machine,
+# its network): off by default, since a tenant could otherwise reach what only Kindgi should.
+KINDGI_MCP_ALLOW_PRIVATE = ENV.boolean("KINDGI_MCP_ALLOW_PRIVATE", False)
 # How long a call of /mcp waits for its run before answering with where the run stands.
 KINDGI_MCP_CALL_WAIT_SECONDS = ENV.integer("KINDGI_MCP_CALL_WAIT_SECONDS", 20)
 # The keys that seal people's connection tokens at rest: Fernet keys, comma-separated, newest

@@ -107,21 +107,23 @@ def policy_context(
     if isinstance(target, FlowDefinition):
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
-        mcp_tools = flow_mcp_tools(target, run.tenant_id, registry=registry)
+        mcp_tools, held = callable_now(flow_mcp_tools(target, run.tenant_id, registry=registry))
         steps = [
             registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
         ]
         return PolicyContext(
             run=facts,
             tools=mcp_tools,
+            held=held,
             rules=rules,
             connections=_connections(run, facts, steps),
             reviewer_roles=roles,
         )
-    tools = agent_tools(target, run.tenant_id, registry=registry)
+    tools, held = callable_now(agent_tools(target, run.tenant_id, registry=registry))
     return PolicyContext(
         run=facts,
         tools=tools,
+        held=held,
         retrieval=retrieval_tools(target, registry=registry),
         connections=_connections(run, facts, tools.values()),
         agent_id=target.id,
@@ -150,6 +152,12 @@ def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dic
     if elsewhere or agent.mcp_servers:
         tools |= mcp_tools_for(tenant_id, tool_ids=elsewhere, servers=agent.mcp_servers)
     return tools
+
+
+def callable_now(tools: dict[str, ToolDefinition | None]) -> tuple[dict, dict[str, str]]:
+    """``tools`` with those that may not be called now (held MCP tools) as None, and why each."""
+    held = {tool_id: tool.held for tool_id, tool in tools.items() if getattr(tool, "held", "")}
+    return {tool_id: None if tool_id in held else tool for tool_id, tool in tools.items()}, held
 
 
 def is_retrieval_call(call_id: str, tool_id: str, ctx: PolicyContext) -> bool:

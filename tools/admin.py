@@ -2,7 +2,7 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 
 from audit.models import Surface
 from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
@@ -10,7 +10,7 @@ from tenants.authority import ConfigurationAdminMixin
 from tenants.exceptions import ConfigurationForbiddenError
 from tenants.models import Tenant
 from tools.actions import check_clear_override, check_set_override, do_save_override
-from tools.mcp.catalog import check_save_mcp_server, do_refresh_mcp_servers
+from tools.mcp.catalog import check_approve_tool, check_save_mcp_server, do_refresh_mcp_servers, held_diff
 from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
@@ -41,6 +41,21 @@ class DefinitionAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdm
         return obj.retired_at is None
 
 
+class HeldFilter(admin.SimpleListFilter):
+    title = "held"
+    parameter_name = "held"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Held (a change to approve)"), ("no", "Callable")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(held_since__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(held_since__isnull=True)
+        return queryset
+
+
 @admin.register(Tool)
 class ToolAdmin(DefinitionAdmin):
     list_display = [
@@ -51,12 +66,15 @@ class ToolAdmin(DefinitionAdmin):
         "mutating",
         "effects_plain",
         "in_service",
+        "callable",
     ]
-    list_filter = [*DefinitionAdmin.list_filter, "is_read_only", "mutating"]
+    list_filter = [*DefinitionAdmin.list_filter, "is_read_only", "mutating", HeldFilter]
+    actions = ["approve_held"]
     fields = [
         "key",
         "version",
         "pack",
+        "held_change",
         "description",
         "is_read_only",
         "mutating",
@@ -77,6 +95,37 @@ class ToolAdmin(DefinitionAdmin):
     @admin.display(description="effects")
     def effects_plain(self, obj: Tool) -> str:
         return obj.effects_text
+
+    @admin.display(boolean=True, description="callable")
+    def callable(self, obj: Tool) -> bool:
+        return obj.held_since is None
+
+    @admin.display(description="held")
+    def held_change(self, obj: Tool) -> str:
+        """A held MCP tool: what its server says now, against what was approved."""
+        if obj.held_since is None:
+            return "—"
+        changes = held_diff(obj)
+        if not changes:
+            return format_html(
+                "<p>Held since {}: its server started to list it. Approve it to let calls reach it:</p>{}",
+                obj.held_since.strftime("%Y-%m-%d %H:%M UTC"),
+                pretty_json(obj.held_listing),
+            )
+        return format_html(
+            "<p>Held since {}: its server changed what it says of it. Not callable until approved.</p>{}",
+            obj.held_since.strftime("%Y-%m-%d %H:%M UTC"),
+            format_html_join("", "<h4>{}</h4><pre>{}</pre>", changes),
+        )
+
+    @admin.action(description="Approve the held tools: let calls reach them as their servers list them now")
+    def approve_held(self, request, queryset):
+        for tool in queryset.filter(held_since__isnull=False).select_related("mcp_server__tenant"):
+            try:
+                check_approve_tool(tool, acting_user=request.user, surface=Surface.ADMIN)
+                self.message_user(request, f"Approved {tool.key}: calls reach it as its server lists it now.")
+            except ConfigurationForbiddenError as error:
+                self.message_user(request, f"{tool.key}: {error}", messages.ERROR)
 
     @admin.display(description="input schema")
     def input_schema_pretty(self, obj: Tool) -> str:
@@ -290,7 +339,17 @@ class FlowAdmin(DefinitionAdmin):
 class McpServerForm(forms.ModelForm):
     class Meta:
         model = McpServer
-        fields = ["name", "tenant", "transport", "command", "env", "url", "headers", "enabled"]
+        fields = [
+            "name",
+            "tenant",
+            "transport",
+            "command",
+            "env",
+            "url",
+            "headers",
+            "enabled",
+            "trust_new_tools",
+        ]
 
 
 @admin.register(McpServer)
@@ -318,7 +377,20 @@ class McpServerAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         if obj is not None and obj.source == McpServer.Source.SETTINGS:
             return False  # it follows KINDGI_MCP_SERVERS
+        if obj is not None and obj.transport == McpServer.Transport.STDIO and not request.user.is_superuser:
+            return False  # a command on Kindgi's machine: a superuser's (tools.mcp.catalog)
         return super().has_change_permission(request, obj)
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if request.user.is_superuser:
+            return fields
+        return [name for name in fields if name not in ("command", "env")]
+
+    def formfield_for_choice_field(self, db_field, request, **kwargs):
+        if db_field.name == "transport" and not request.user.is_superuser:
+            kwargs["choices"] = [(McpServer.Transport.HTTP, McpServer.Transport.HTTP.label)]
+        return super().formfield_for_choice_field(db_field, request, **kwargs)
 
     def has_delete_permission(self, request, obj=None):
         return False  # turn it off instead: its tools retire, and the runs that used them keep their history

@@ -5,13 +5,15 @@ key's ``_id`` column. Rows are written only by ``tools.loading``; a definition
 that leaves the code is retired, never deleted, because runs keep pointing at it.
 """
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from kindgi import GateOverride
 from kindgi.conditions import ConditionError, parse_condition
-from tools.mcp.specs import ServerSpecError, spec_from_config
+from tools.mcp.specs import ServerSpecError, public_address_error, spec_from_config
 from tools.registry import get_registry
 
 
@@ -84,6 +86,11 @@ class McpServer(models.Model):
         "a value env:NAME is read from Kindgi's environment, so secrets are never stored here.",
     )
     enabled = models.BooleanField(default=True, help_text="Off: its tools are retired until it is on again.")
+    trust_new_tools = models.BooleanField(
+        default=False,
+        help_text="On: a tool it starts to list later may be called at once. Off (the default): a new "
+        "tool is held, like a changed one, until a tenant admin approves it.",
+    )
     listed_at = models.DateTimeField(null=True, blank=True, help_text="When its tools were last listed.")
     last_error = models.TextField(blank=True, help_text="Why the last listing failed; empty once one works.")
     checked_at = models.DateTimeField(
@@ -109,6 +116,11 @@ class McpServer(models.Model):
             return {"name": self.name, "command": self.command, "env": self.env}
         return {"name": self.name, "url": self.url, "headers": self.headers}
 
+    @property
+    def confined(self) -> bool:
+        """A tenant's server: code or a URL a tenant chose (``tools.mcp.specs``)."""
+        return self.tenant_id is not None
+
     def clean(self) -> None:
         if self.source == self.Source.ADMIN and self.tenant_id is None:
             raise ValidationError({"tenant": "A server made in the admin belongs to a tenant."})
@@ -119,9 +131,16 @@ class McpServer(models.Model):
                 "A streamable HTTP server is reached by its url: leave command and env empty."
             )
         try:
-            spec_from_config(self.config(), packs=[pack.name for pack in get_registry().packs])
+            spec = spec_from_config(
+                self.config(), packs=[pack.name for pack in get_registry().packs], confined=self.confined
+            )
         except ServerSpecError as error:
             raise ValidationError(str(error)) from None
+        problem = None
+        if spec.url and not spec.private_allowed:
+            problem = public_address_error(urlsplit(spec.url).hostname or "")
+        if problem:
+            raise ValidationError({"url": problem})
 
 
 class Tool(Definition):
@@ -157,6 +176,12 @@ class Tool(Definition):
     claims = models.JSONField(
         default=dict, blank=True, help_text="An MCP tool's annotations: what its server claims, not trusted."
     )
+    # An MCP tool whose server changed what it says of it (its description, input schema or
+    # annotations), or started to list it, since a tenant admin approved it: not callable until
+    # one approves the change. ``held_listing`` is what the server lists now; the fields above
+    # keep what was approved.
+    held_since = models.DateTimeField(null=True, blank=True)
+    held_listing = models.JSONField(null=True, blank=True)
 
     class Meta(Definition.Meta):
         constraints = [

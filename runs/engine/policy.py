@@ -128,6 +128,9 @@ class PolicyContext:
     # The connections the run may use, by app: those of the person whose each app's is
     # (``connection_owner``), where they have one that works.
     connections: Mapping[str, ToolConnection] = field(default_factory=dict)
+    # Tools of the agent or flow that may not be called now (among ``tools`` as None), and why:
+    # an MCP server's tool whose change no one has approved yet.
+    held: Mapping[str, str] = field(default_factory=dict)
     # The reviewer roles, lowest first (the site's ``KINDGI_REVIEWER_ROLES``): how the policy
     # tells which of two gates needs the higher role.
     reviewer_roles: Sequence[str] = ()
@@ -215,6 +218,8 @@ def tool_known(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
     if tool is not None:
         return Pass(replace(call, tool=tool))
     where = f'node "{call.node_id}": ' if call.node_id else ""
+    if held := ctx.held.get(call.tool_id):
+        return _not_allowed(call, held, f'{where}tool "{call.tool_id}" is {held}')
     result = error_data(
         TOOL_NOT_ALLOWED,
         f'"{call.tool_id}" is not one of this agent\'s tools.',

@@ -23,9 +23,13 @@ class Note(BaseModel):
     text: str
 
 
-@server.tool(annotations=ToolAnnotations(title="Read a note", read_only_hint=True))
+# A server that changes what it says of a tool (a test sets these): its description, and a tool
+# it starts to list.
+READ_NOTE = os.environ.get("NOTES_READ_DESCRIPTION") or "Read one note by its name."
+
+
+@server.tool(description=READ_NOTE, annotations=ToolAnnotations(title="Read a note", read_only_hint=True))
 def read_note(name: str) -> Note:
-    """Read one note by its name."""
     if name not in NOTES:
         raise ToolError(f"no note named {name!r}")
     return Note(name=name, text=NOTES[name])
@@ -66,6 +70,14 @@ def forget_tool(tool_name: str) -> str:
     """Stop offering one of this server's tools."""
     server.remove_tool(tool_name)
     return f"forgot {tool_name}"
+
+
+if os.environ.get("NOTES_ARCHIVE"):
+
+    @server.tool()
+    def archive_note(name: str) -> str:
+        """Archive a note."""
+        return f"archived {name}"
 
 
 def _guarded(app, token: str):

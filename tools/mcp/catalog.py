@@ -6,6 +6,7 @@ that does not answer costs a refresh that long at most and blocks nothing else: 
 as not answering (``last_error``) and its tools stay as they were.
 """
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,12 +16,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from audit.actions import SettingKind, do_save_setting
+from audit.actions import SettingKind, do_save_setting, record_change
 from core.conf import setting
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, catalog_name
 from kindgi.naming import is_name
-from tenants.authority import check_may_configure
+from tenants.authority import MACHINE_SURFACES, check_may_configure
 from tenants.exceptions import ConfigurationForbiddenError
 from tools.mcp.client import POOL, McpTimeout, McpUnavailable
 from tools.mcp.specs import ServerSpecError, spec_from_config, specs_from_setting
@@ -41,6 +42,8 @@ class ServerReport:
     updated: int = 0
     unchanged: int = 0
     retired: int = 0
+    # Tools it now says something new of, or lists anew: not callable until approved.
+    held: int = 0
     skipped: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -48,7 +51,7 @@ class ServerReport:
             return f"MCP server {self.name}: not answering ({self.error})"
         counts = [
             f"{getattr(self, name)} {name}"
-            for name in ("created", "updated", "unchanged", "retired")
+            for name in ("created", "updated", "unchanged", "retired", "held")
             if getattr(self, name)
         ]
         text = f"MCP server {self.name}: tools {', '.join(counts) or 'none'}"
@@ -103,6 +106,18 @@ def do_sync_settings_servers() -> list[McpServer]:
 
 
 MCP_SERVERS = "{tenant}'s MCP servers"
+STDIO_IS_THE_SITES = (
+    "a stdio server runs a command on Kindgi's machine, so only a superuser adds or changes one "
+    "(or the site's KINDGI_MCP_SERVERS lists it); a tenant's admin adds streamable HTTP servers"
+)
+
+
+def may_run_commands(user, *, surface: str) -> bool:
+    """Whether ``user`` may make Kindgi run a command (a stdio server): a superuser, or the
+    machine's own surfaces (a manage.py command)."""
+    if surface in MACHINE_SURFACES:
+        return True
+    return bool(user is not None and user.is_authenticated and user.is_superuser)
 
 
 def mcp_server_snapshot(server: McpServer) -> dict:
@@ -130,6 +145,8 @@ def check_save_mcp_server(server: McpServer, *, acting_user, surface: str) -> Se
         raise ConfigurationForbiddenError("a server of no tenant is the site's: KINDGI_MCP_SERVERS lists it")
     tenant = server.tenant
     check_may_configure(acting_user, tenant, what=MCP_SERVERS.format(tenant=tenant.slug), surface=surface)
+    if server.transport == McpServer.Transport.STDIO and not may_run_commands(acting_user, surface=surface):
+        raise ConfigurationForbiddenError(STDIO_IS_THE_SITES)
     server.full_clean()
     do_save_setting(server, kind=MCP_SERVER, tenant=tenant, acting_user=acting_user, surface=surface)
     reports = do_refresh_mcp_servers([server.name], timeout=LISTING_WAIT_SECONDS)
@@ -164,7 +181,7 @@ def do_refresh_mcp_servers(
 
 def _refresh_one(server: McpServer, *, timeout: float | None, now: datetime | None) -> ServerReport:
     try:
-        spec = spec_from_config(server.config(), packs=_pack_names())
+        spec = spec_from_config(server.config(), packs=_pack_names(), confined=server.confined)
         listed = POOL.list_tools(spec, timeout=timeout)
     except (ServerSpecError, McpUnavailable, McpTimeout) as error:
         message = str(error)
@@ -174,9 +191,24 @@ def _refresh_one(server: McpServer, *, timeout: float | None, now: datetime | No
     return _record_listing(server, listed, now=now or timezone.now())
 
 
+# What a server says of a tool that a tenant admin approves: a change of any of them holds the
+# tool until one approves it (a server can change its tools at any time, and the model reads
+# these as the tool's instructions).
+PINNED = ("description", "input_schema", "claims")
+
+
+def pinned_part(fields: dict[str, Any]) -> dict[str, Any]:
+    return {name: fields[name] for name in PINNED}
+
+
 @transaction.atomic
 def _record_listing(server: McpServer, listed, *, now: datetime) -> ServerReport:
+    """The catalog made to match what ``server`` lists. A tool of its first listing, or of a
+    server trusted with new tools, may be called at once; a tool it starts to list later, or one
+    whose description, input schema or annotations changed since they were approved, is held
+    (``Tool.held_since``) until a tenant admin approves it (``check_approve_tool``)."""
     report = ServerReport(name=server.name, answered=True)
+    first_listing = server.listed_at is None
     wanted: dict[str, dict[str, Any]] = {}
     for remote in listed:
         name = catalog_name(remote.name)
@@ -197,13 +229,26 @@ def _record_listing(server: McpServer, listed, *, now: datetime) -> ServerReport
     for key, fields in wanted.items():
         row = existing.get(key)
         if row is None:
-            Tool.objects.create(key=key, version=MCP_TOOL_VERSION, **fields)
+            trusted = first_listing or server.trust_new_tools
+            held = {} if trusted else {"held_since": now, "held_listing": pinned_part(fields)}
+            Tool.objects.create(key=key, version=MCP_TOOL_VERSION, **fields, **held)
             report.created += 1
+            report.held += 0 if trusted else 1
             continue
         if row.mcp_server_id != server.pk:
             report.skipped.append(f"{fields['remote_name']!r} (its id {key} is taken)")
             wanted.pop(key)
             continue
+        # The approved description, input schema and annotations stay until one approves new ones.
+        # Held, it stays held until approved, whatever the server lists next (what it lists now is
+        # what an approval would take).
+        listing = pinned_part(fields)
+        fields = {name: value for name, value in fields.items() if name not in PINNED}
+        if row.held_since is not None:
+            fields["held_listing"] = listing
+        elif listing != pinned_part(vars(row)):
+            fields |= {"held_since": now, "held_listing": listing}
+            report.held += 1
         changed = [name for name, value in fields.items() if getattr(row, name) != value]
         for name in changed:
             setattr(row, name, fields[name])
@@ -248,3 +293,70 @@ def _retire_tools(server: McpServer, *, keep, now: datetime) -> int:
         .exclude(key__in=list(keep))
         .update(retired_at=now, updated_at=now)
     )
+
+
+MCP_TOOLS = "{tenant}'s MCP tools"
+
+
+def held_diff(tool: Tool) -> list[tuple[str, str]]:
+    """What a held tool's server says now against what was approved: (field, unified diff) for
+    each of its description, input schema and annotations that differs."""
+    import difflib
+
+    def lines(value) -> list[str]:
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
+        return text.splitlines()
+
+    listing = tool.held_listing or {}
+    return [
+        (
+            name,
+            "\n".join(
+                difflib.unified_diff(
+                    lines(getattr(tool, name)), lines(listing[name]), "approved", "listed now", lineterm=""
+                )
+            ),
+        )
+        for name in PINNED
+        if name in listing and listing[name] != getattr(tool, name)
+    ]
+
+
+def check_approve_tool(tool: Tool, *, acting_user, surface: str) -> Tool:
+    """Let a held MCP tool be called as its server lists it now, by whoever may change its
+    server's tenant's configuration (a site server's: a superuser)."""
+    server = tool.mcp_server
+    if tool.held_since is None or server is None:
+        raise ConfigurationForbiddenError(f"{tool.key} is not held: there is nothing to approve")
+    if server.tenant_id is None:
+        if not may_run_commands(acting_user, surface=surface):
+            raise ConfigurationForbiddenError(
+                f"{tool.key} is a tool of the site's server {server.name}: a superuser's"
+            )
+    else:
+        check_may_configure(
+            acting_user, server.tenant, what=MCP_TOOLS.format(tenant=server.tenant.slug), surface=surface
+        )
+    return do_approve_tool(tool, acting_user=acting_user, surface=surface)
+
+
+@transaction.atomic
+def do_approve_tool(tool: Tool, *, acting_user, surface: str) -> Tool:
+    before = pinned_part(vars(tool))
+    for name, value in (tool.held_listing or {}).items():
+        setattr(tool, name, value)
+    tool.held_since, tool.held_listing = None, None
+    tool.save(update_fields=[*PINNED, "held_since", "held_listing", "updated_at"])
+    if tool.mcp_server.tenant_id is not None:
+        record_change(
+            tenant=tool.mcp_server.tenant,
+            acting_user=acting_user,
+            surface=surface,
+            action="mcp-tool.approved",
+            target_type="mcp-tool",
+            target_id=tool.pk,
+            target_label=tool.key,
+            before=before,
+            after=pinned_part(vars(tool)),
+        )
+    return tool

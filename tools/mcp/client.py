@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from core.conf import setting
-from tools.mcp.specs import ServerSpec, ServerSpecError
+from tools.mcp.specs import ServerSpec, ServerSpecError, is_public
 
 if TYPE_CHECKING:  # the SDK is imported when a server is first reached, not with Django
     import mcp_types
@@ -103,11 +104,54 @@ def _transport(spec: ServerSpec):
             command=spec.command[0], args=list(spec.command[1:]), env=spec.resolved_env() or None
         )
         return parameters, None
+    options = {} if spec.private_allowed else {"transport": _public_only_transport(), "trust_env": False}
     http = httpx2.AsyncClient(
         headers=spec.resolved_headers(),
         timeout=httpx2.Timeout(setting("KINDGI_MCP_TIMEOUT_SECONDS"), read=300),
+        **options,
     )
     return streamable_http_client(spec.url, http_client=http), http
+
+
+def _public_only_transport():
+    """An HTTP transport that connects only to public addresses: each name is resolved when a
+    connection is made and refused if any address it resolves to is not public, and the connection
+    goes to the very address checked, so a name that changes its address between the check and
+    the connection (DNS rebinding) gains nothing. TLS still names the host (SNI)."""
+    import httpcore2
+    import httpx2
+
+    class PublicOnly(httpcore2.AsyncNetworkBackend):
+        def __init__(self, inner):
+            self._inner = inner
+
+        async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+            addresses = [info[4][0] for info in infos]
+            refused = [address for address in addresses if not is_public(address)]
+            if refused or not addresses:
+                raise httpcore2.ConnectError(
+                    f"{host} is {refused[0] if refused else 'no address'}, not a public address: a tenant's "
+                    "server may not be on this machine or its network"
+                )
+            return await self._inner.connect_tcp(
+                addresses[0],
+                port,
+                timeout=timeout,
+                local_address=local_address,
+                socket_options=socket_options,
+            )
+
+        async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+            raise httpcore2.ConnectError("a tenant's server is reached over the network only")
+
+        async def sleep(self, seconds):
+            await self._inner.sleep(seconds)
+
+    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    # httpx takes no network backend of its own: its pool's is the one place every connection opens.
+    transport._pool._network_backend = PublicOnly(transport._pool._network_backend)
+    return transport
 
 
 def _describe(error: BaseException) -> str:

@@ -58,19 +58,26 @@ def definition_of(row: Tool) -> McpTool:
         id=row.key,
         version=row.version,
         description=row.description,
-        func=_caller(server.config(), row.remote_name),
+        func=_caller(server.config(), row.remote_name, confined=server.confined),
         server=server.name,
         remote_name=row.remote_name,
         schema=row.input_schema,
         claims=row.claims,
         effects=tuple(Effect.from_value(effect) for effect in row.effects),
+        held=HELD.format(server=server.name) if row.held_since is not None else "",
     )
 
 
-def _caller(config: dict[str, Any], remote_name: str):
+HELD = (
+    "held: the MCP server {server} changed what it says of this tool (its description, input schema "
+    "or annotations), or started to list it, and a tenant admin has not approved that yet"
+)
+
+
+def _caller(config: dict[str, Any], remote_name: str, *, confined: bool):
     def call(arguments: McpArguments, context: ToolContext) -> dict[str, Any]:
         try:
-            spec: ServerSpec = spec_from_config(config)
+            spec: ServerSpec = spec_from_config(config, confined=confined)
             result = POOL.call_tool(spec, remote_name, arguments.model_dump(mode="json"))
         except McpTimeout as error:
             raise ToolError(

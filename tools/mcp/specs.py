@@ -1,18 +1,27 @@
 """How to reach one MCP server: a command over stdio, or a URL over streamable HTTP.
 
-A spec comes from ``KINDGI_MCP_SERVERS`` (server-wide) or from an ``McpServer`` row a tenant's
-admin made. Values written ``env:NAME`` (header values, environment values) are read from this
-process's environment when the server is reached, so that a secret never sits in the database
-or in settings files.
+A spec comes from ``KINDGI_MCP_SERVERS`` (server-wide) or from an ``McpServer`` row of a tenant's.
+Values written ``env:NAME`` (header values, environment values) are read from this process's
+environment when the server is reached, so that a secret never sits in the database or in
+settings files.
+
+A tenant's server is *confined*: it is code or a URL a tenant chose, so it may read only the names
+of Kindgi's environment the site lists in ``KINDGI_MCP_ENV_ALLOWED`` (never Kindgi's own keys),
+and it may not be on a loopback, link-local or private address (this machine, its network) unless
+the site allows it (``KINDGI_MCP_ALLOW_PRIVATE``): checked when it is saved, and again on the
+address its name resolves to each time it is reached (``tools.mcp.client``).
 """
 
+import ipaddress
 import json
 import os
-from collections.abc import Mapping, Sequence
+import socket
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.conf import setting
 from kindgi.naming import is_name
 
 ENV_PREFIX = "env:"
@@ -29,6 +38,8 @@ class ServerSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
+    # A tenant's server: see the module's docstring.
+    confined: bool = False
 
     @property
     def transport(self) -> str:
@@ -38,7 +49,8 @@ class ServerSpec:
     def key(self) -> str:
         """Identifies the connection: the same server reached the same way shares one."""
         return json.dumps(
-            [self.name, list(self.command), dict(self.env), self.url, dict(self.headers)], sort_keys=True
+            [self.name, list(self.command), dict(self.env), self.url, dict(self.headers), self.confined],
+            sort_keys=True,
         )
 
     @property
@@ -46,21 +58,69 @@ class ServerSpec:
         """Where the server is, for people: the command or the URL (never a header's value)."""
         return " ".join(self.command) if self.command else self.url
 
+    @property
+    def private_allowed(self) -> bool:
+        return not self.confined or setting("KINDGI_MCP_ALLOW_PRIVATE")
+
     def resolved_env(self) -> dict[str, str]:
-        return {name: resolve(value, what=f"env {name}") for name, value in self.env.items()}
+        allowed = _allowed_names(self.confined)
+        return {name: resolve(value, what=f"env {name}", allowed=allowed) for name, value in self.env.items()}
 
     def resolved_headers(self) -> dict[str, str]:
-        return {name: resolve(value, what=f"header {name}") for name, value in self.headers.items()}
+        allowed = _allowed_names(self.confined)
+        return {
+            name: resolve(value, what=f"header {name}", allowed=allowed)
+            for name, value in self.headers.items()
+        }
 
 
-def resolve(value: str, *, what: str) -> str:
-    """``value``, or the environment variable it names as ``env:NAME``."""
+def _allowed_names(confined: bool) -> Collection[str] | None:
+    return set(setting("KINDGI_MCP_ENV_ALLOWED")) if confined else None
+
+
+def resolve(value: str, *, what: str, allowed: Collection[str] | None = None) -> str:
+    """``value``, or the environment variable it names as ``env:NAME`` (one of ``allowed``, when
+    they are given: a tenant's server)."""
     if not value.startswith(ENV_PREFIX):
         return value
     variable = value.removeprefix(ENV_PREFIX)
+    if allowed is not None and variable not in allowed:
+        raise ServerSpecError(_not_allowed(what, variable))
     if variable not in os.environ:
         raise ServerSpecError(f"{what} names the environment variable {variable}, which is not set")
     return os.environ[variable]
+
+
+def _not_allowed(what: str, variable: str) -> str:
+    return (
+        f"{what} names the environment variable {variable}, which a tenant's server may not read "
+        "(the site lists those it may in KINDGI_MCP_ENV_ALLOWED)"
+    )
+
+
+def public_address_error(host: str) -> str | None:
+    """Why ``host`` may not be reached by a tenant's server (it is, or resolves to, a loopback,
+    link-local, private or otherwise not public address, or it does not resolve), or None."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    except (OSError, UnicodeError) as error:
+        return f"{host} does not resolve ({error})"
+    for address in sorted(addresses):
+        if not is_public(address):
+            return (
+                f"{host} is {address}, not a public address: a tenant's server may not be on this machine "
+                "or its network (the site allows it with KINDGI_MCP_ALLOW_PRIVATE)"
+            )
+    return None
+
+
+def is_public(address: str) -> bool:
+    """Whether ``address`` (an IP literal) is a public one: not loopback, link-local, private,
+    shared, multicast, reserved or unspecified (an IPv4-mapped IPv6 address is judged as IPv4)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
 
 
 def check_name(name: Any, *, packs: Sequence[str] = ()) -> str:
@@ -84,8 +144,10 @@ def _string_map(value: Any, *, what: str) -> dict[str, str]:
     return dict(value)
 
 
-def spec_from_config(config: Any, *, packs: Sequence[str] = ()) -> ServerSpec:
-    """A spec from one entry of ``KINDGI_MCP_SERVERS`` (or the same fields of a row), checked."""
+def spec_from_config(config: Any, *, packs: Sequence[str] = (), confined: bool = False) -> ServerSpec:
+    """A spec from one entry of ``KINDGI_MCP_SERVERS`` (or the same fields of a row, ``confined``
+    for a tenant's), checked. A confined server's ``env:`` names must be allowed ones; whether its
+    address is public is checked when it is saved and reached, not here (that asks the DNS)."""
     if not isinstance(config, Mapping):
         raise ServerSpecError(f"each server must be an object, not {config!r}")
     unknown = sorted(set(config) - {"name", "command", "env", "url", "headers"})
@@ -116,7 +178,14 @@ def spec_from_config(config: Any, *, packs: Sequence[str] = ()) -> ServerSpec:
         raise ServerSpecError(f"{label}: headers are for a server reached by url")
     if url and env:
         raise ServerSpecError(f"{label}: env is for a server started by command")
-    return ServerSpec(name=name, command=tuple(command), env=env, url=url, headers=headers)
+    if confined:
+        allowed = _allowed_names(True)
+        for what, values in (("env", env), ("header", headers)):
+            for key, value in values.items():
+                variable = value.removeprefix(ENV_PREFIX)
+                if value.startswith(ENV_PREFIX) and variable not in allowed:
+                    raise ServerSpecError(f"{label}: {_not_allowed(f'{what} {key}', variable)}")
+    return ServerSpec(name=name, command=tuple(command), env=env, url=url, headers=headers, confined=confined)
 
 
 def specs_from_setting(value: Any, *, packs: Sequence[str] = ()) -> list[ServerSpec]:

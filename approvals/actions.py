@@ -36,7 +36,7 @@ from audit.actions import SettingKind, do_delete_setting, do_save_setting, recor
 from core.errors import DomainError
 from core.prepared import Param, Prepared
 from core.rows import update_row
-from core.secrets import fingerprint, scrub_secrets
+from core.secrets import fingerprint, redact_url, scrub_secrets
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
 from runs.calls import judge_edited_call, missing_here
@@ -59,10 +59,10 @@ CONNECTION_OWNER = "connection owner"
 def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surface: str) -> Reviewer:
     """Register the acting user as a reviewer of their tenant, or update their registration.
 
-    Anyone may register at the lowest role; a higher role needs whoever may change the tenant's
-    configuration (``tenants.authority``). Registering again may change the display name; it never
-    changes the role but for them (a reviewer's role is a tenant admin's to change), and the
-    returned reviewer's ``registration_note`` says when the role asked for was not the one kept.
+    Who decides the tenant's approvals is the tenant's configuration: only whoever may change it
+    (``tenants.authority``, a tenant admin) registers, at any role. A reviewer registering again
+    may change their display name; their role stays (a tenant admin changes it), and the returned
+    reviewer's ``registration_note`` says when the role asked for was not the one kept.
     """
     tenant = tenant_for_user(acting_user)
     if is_service_account(acting_user):
@@ -71,7 +71,14 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surfac
         )
     _check_registration(role, display_name)
     existing = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
-    if configure_refusal(acting_user, tenant, surface=surface) is None:
+    may_configure = configure_refusal(acting_user, tenant, surface=surface) is None
+    if existing is None and not may_configure:
+        # Whoever is a reviewer decides the tenant's approvals: one of its settings (DESIGN §6).
+        raise DecisionForbiddenError(
+            f"only a tenant admin registers a reviewer: {acting_user.get_username()} is not one yet, so "
+            "ask a tenant admin of yours to register you"
+        )
+    if may_configure:
         kept, note = role, ""
     elif existing is not None and may_decide(existing.role, role):
         # Asking for their role or a lower one keeps the one they have.
@@ -81,13 +88,11 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surfac
             if role == kept
             else f"kept your role {kept!r}: a reviewer's role is a tenant admin's to change"
         )
-    elif role != lowest_role():
-        raise DecisionForbiddenError(
-            f"only a tenant admin may register a reviewer with the role {role!r}; "
-            f"register as {lowest_role()!r} and ask a tenant admin to raise it"
-        )
     else:
-        kept, note = role, ""
+        raise DecisionForbiddenError(
+            f"only a tenant admin may give a reviewer the role {role!r}; yours is {existing.role!r}: "
+            "ask a tenant admin to raise it"
+        )
     reviewer = do_save_reviewer(
         user=acting_user,
         tenant=tenant,
@@ -152,7 +157,7 @@ def do_save_reviewer(*, user, tenant, role: str, display_name: str, acting_user,
     existing = Reviewer.objects.filter(user=user).select_related("user").first()
     before = reviewer_snapshot(existing) if existing is not None else None
     reviewer, _ = Reviewer.objects.update_or_create(
-        user=user, defaults={"tenant": tenant, "role": role, "display_name": display_name}
+        user=user, defaults={"tenant": tenant, "role": role, "display_name": scrub_secrets(display_name)}
     )
     after = reviewer_snapshot(reviewer)
     if after != before:
@@ -620,10 +625,12 @@ THE_WEBHOOK = "{tenant}'s webhook"
 
 def webhook_snapshot(webhook: Webhook) -> dict[str, Any]:
     """Its URL and whether it is on; of its secret, only a mark that changes when it changes."""
-    return {"url": webhook.url, "enabled": webhook.enabled, "secret": fingerprint(webhook.secret)}
+    return {"url": redact_url(webhook.url), "enabled": webhook.enabled, "secret": fingerprint(webhook.secret)}
 
 
-WEBHOOK = SettingKind(noun="webhook", snapshot=webhook_snapshot, label=lambda webhook: webhook.url)
+WEBHOOK = SettingKind(
+    noun="webhook", snapshot=webhook_snapshot, label=lambda webhook: redact_url(webhook.url)
+)
 
 
 def check_save_webhook(webhook: Webhook, *, acting_user, surface: str) -> Webhook:

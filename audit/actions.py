@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from audit.chain import advance, content_hash, locked_head
@@ -98,15 +98,16 @@ class SettingKind:
 def do_save_setting(
     instance, *, kind: SettingKind, tenant, acting_user, surface: str, save: Callable[[], None] | None = None
 ):
-    """Save ``instance``, one of ``tenant``'s settings, and record the change in the tenant's
-    audit chain: what it was as stored (the row read again: a form may have set the new values on
-    ``instance`` already) and what it is now. ``save``: how to save it, when more than
+    """Save ``instance``, one of ``tenant``'s settings, scrubbed of provider keys, and record the
+    change in the tenant's audit chain: what it was as stored (the row read again: a form may have
+    set the new values on ``instance`` already) and what it is now. ``save``: how to save it, when more than
     ``instance.save()`` (a rule's named reviewers, say). Nothing is recorded when nothing changed.
     Joins the caller's transaction, if any (the admin's)."""
     stored = (
         None if instance._state.adding else type(instance)._default_manager.filter(pk=instance.pk).first()
     )
     before = kind.snapshot(stored) if stored is not None else None
+    _scrub_text_fields(instance)
     (save or instance.save)()
     after = kind.snapshot(instance)
     if after != before:
@@ -122,6 +123,16 @@ def do_save_setting(
             after=after,
         )
     return instance
+
+
+def _scrub_text_fields(instance) -> None:
+    """No provider key is stored in a setting, whichever way it came in (a form's JSON may spell
+    one with escapes that only decoding makes whole)."""
+    for field in instance._meta.concrete_fields:
+        if isinstance(field, models.CharField | models.TextField | models.JSONField):
+            value = getattr(instance, field.attname)
+            if value is not None:
+                setattr(instance, field.attname, scrub_secrets(value))
 
 
 @transaction.atomic

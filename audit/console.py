@@ -23,7 +23,9 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         return render(request, "console/tenant_admins_only.html", {"membership": membership}, status=403)
     tenant = membership.tenant
     chosen = {name: request.GET.get(name, "") for name in ("what", "actor", "surface", "since")}
-    since = parse_date(chosen["since"]) if chosen["since"] else None
+    since = _day(chosen["since"])
+    if since is None:
+        chosen["since"] = ""  # not a day (2026-02-30): no filter, as the form shows
     entries = audit_list_for_tenant(
         tenant,
         action=chosen["what"] or None,
@@ -44,6 +46,13 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         "heads": chain_heads(tenant),
     }
     return render(request, "console/audit.html", context)
+
+
+def _day(text: str):
+    try:
+        return parse_date(text) if text else None
+    except ValueError:  # well formed, but no such day
+        return None
 
 
 def changes_of(entry: AuditEntry) -> list[tuple[str, str, str]]:

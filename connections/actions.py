@@ -16,6 +16,7 @@ from audit.actions import SettingKind, do_save_setting
 from connections import oauth
 from connections.crypto import reseal, seal, unseal
 from connections.exceptions import (
+    ConnectionForbiddenError,
     ConnectionNotFoundError,
     ConnectionRefusedByAppError,
     ConnectionUnusableError,
@@ -28,6 +29,7 @@ from runs.engine.waitpoints import CONNECTION
 from runs.models import Run, RunStatus
 from tenants.authority import check_may_configure
 from tenants.exceptions import ConfigurationForbiddenError
+from tenants.selectors import is_service_account
 
 
 def _digest(state: str) -> str:
@@ -35,7 +37,12 @@ def _digest(state: str) -> str:
 
 
 def check_start_connection(*, user, tenant, app_name: str, redirect_uri: str) -> tuple[Connection, str]:
-    """A pending connection of ``user`` to the app, and the URL to send them to."""
+    """A pending connection of ``user`` to the app, and the URL to send them to. A connection is a
+    person's: a service account has none (whose yes would a call through it wait for?)."""
+    if is_service_account(user):
+        raise ConnectionForbiddenError(
+            f"{user.get_username()} is a service account; a connection to an app is a person's"
+        )
     app = app_for_tenant(tenant.pk, app_name)
     try:
         url, state, verifier = oauth.authorization_url(app, redirect_uri=redirect_uri)

@@ -24,3 +24,10 @@ class ConnectionUnusableError(ConnectionError_):
 
     http_status = 409
     code = "connection_unusable"
+
+
+class ConnectionForbiddenError(ConnectionError_):
+    """The caller may not have a connection (a service account)."""
+
+    http_status = 403
+    code = "forbidden"

@@ -12,6 +12,7 @@ and the registry test (``tests/kindgi_site/test_admin_scoping.py``) names it.
 import json
 from collections.abc import Callable
 
+from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.utils.html import format_html
 
@@ -105,6 +106,22 @@ class TenantScopedAdminMixin:
         field = super().formfield_for_manytomany(db_field, request, **kwargs)
         return _scoped(field, request.user)
 
+    def get_list_filter(self, request):
+        """A list filter on a relation offers only the related rows the list shows (never another
+        tenant's, by name); a filter by tenant, which has one value for them, is left out."""
+        filters = super().get_list_filter(request)
+        if request.user.is_superuser:
+            return filters
+        scoped = []
+        for entry in filters:
+            name = entry if isinstance(entry, str) else entry[0] if isinstance(entry, tuple | list) else None
+            field = _relation(self.model, name) if isinstance(name, str) else None
+            if field is None:
+                scoped.append(entry)
+            elif field.related_model._meta.label_lower != "tenants.tenant":
+                scoped.append((name, admin.RelatedOnlyFieldListFilter))
+        return scoped
+
     def get_formset(self, request, obj=None, **kwargs):
         """For an inline: its forms' hidden ids choose among the scoped rows too, so that a posted
         id of another tenant's row names nothing."""
@@ -117,6 +134,22 @@ class TenantScopedAdminMixin:
                 _scoped(form.fields.get(self._pk_field.name), user)
 
         return ScopedFormSet
+
+
+def _relation(model, path: str):
+    """The relation ``path`` (``tenant``, ``mailbox__tenant``) of ``model`` ends at, or None."""
+    from django.core.exceptions import FieldDoesNotExist
+
+    field = None
+    for part in path.split("__"):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return None
+        if not field.is_relation:
+            return None
+        model = field.related_model
+    return field
 
 
 def _scoped(field, user):

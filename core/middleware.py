@@ -1,6 +1,10 @@
-"""What every form post goes through: the same scrubbing step as the API's bodies
-(``core.secrets``), so that a provider key typed into a console or admin form is never stored."""
+"""What every request goes through before a view: a form post is scrubbed of provider keys, as
+the API's bodies are (``core.secrets``), and a path or query that holds a NUL character is
+refused."""
 
+from django.http import HttpResponseBadRequest, JsonResponse
+
+from core.api.errors import error_body
 from core.secrets import provider_secrets, scrub_secrets
 
 
@@ -17,4 +21,25 @@ class ScrubSecretsMiddleware:
                     scrubbed.setlist(name, [scrub_secrets(value) for value in values])
                 scrubbed._mutable = False
                 request.POST = scrubbed
+        return self.get_response(request)
+
+
+class RefuseNulMiddleware:
+    """A path or query parameter holding a NUL character (``%00``) is refused with 400 before any
+    view reads it: no database takes one in text (PostgreSQL refuses it, with an error of the
+    server)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        held = [name for name, values in request.GET.lists() if "\x00" in name + "".join(values)]
+        if "\x00" in request.path:
+            held.insert(0, "")
+        if held:
+            where = f"the query parameter {held[0].replace(chr(0), '')!r}" if held[0] else "the path"
+            message = f"{where} holds a NUL character (%00)"
+            if request.path.startswith("/api/"):
+                return JsonResponse(error_body("malformed_request", message), status=400)
+            return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -72,3 +72,21 @@ def fingerprint(secret: str) -> str:
         return ""
     mark = hmac.new(settings.SECRET_KEY.encode(), secret.encode(), hashlib.sha256).hexdigest()
     return f"hmac:{mark[:12]}"
+
+
+def redact_url(url: str) -> str:
+    """``url`` as a record may keep it: a password in it and the values of its query (where
+    tokens travel) become ``[REDACTED]``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", f":{REDACTED}@", 1)
+    query = urlencode(
+        [(key, REDACTED) for key, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="[]"
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

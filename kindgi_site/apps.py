@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class KindgiSiteConfig(AppConfig):
@@ -6,3 +7,10 @@ class KindgiSiteConfig(AppConfig):
 
     name = "kindgi_site"
     verbose_name = "Kindgi site"
+
+
+class KindgiAdminConfig(admin_apps.AdminConfig):
+    """Django's admin, with the site ``kindgi_site.admin_site`` says (named in INSTALLED_APPS)."""
+
+    default = False
+    default_site = "kindgi_site.admin_site.KindgiAdminSite"

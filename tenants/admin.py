@@ -9,10 +9,12 @@ from django.contrib.auth.models import Group, User
 from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
+from audit.actions import do_delete_setting, do_save_setting
 from audit.models import Surface
 from core.admin import SiteWideAdminMixin, TenantScopedAdminMixin
 from core.errors import DomainError
 from tenants.authority import ConfigurationAdminMixin
+from tenants.memberships import MEMBERSHIP, TENANT
 from tenants.models import ApiToken, Membership, Tenant
 from tenants.tokens import check_create_token, check_revoke_token
 
@@ -25,12 +27,31 @@ class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(SiteWideAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
-    """Tenants and who belongs to them, and who is their admin: the site's, for superusers."""
+    """Tenants and who belongs to them, and who is their admin: the site's, for superusers. Each
+    change is an entry of the tenant's audit chain (``tenants.memberships``)."""
 
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
+
+    def save_model(self, request, obj, form, change):
+        do_save_setting(obj, kind=TENANT, tenant=obj, acting_user=request.user, surface=Surface.ADMIN)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        tenant = form.instance
+        changed = formset.save(commit=False)  # what changed, for the admin's history too
+        for membership in changed:
+            do_save_setting(
+                membership, kind=MEMBERSHIP, tenant=tenant, acting_user=request.user, surface=Surface.ADMIN
+            )
+        for membership in formset.deleted_objects:
+            do_delete_setting(
+                membership, kind=MEMBERSHIP, tenant=tenant, acting_user=request.user, surface=Surface.ADMIN
+            )
+        return None
 
 
 class ApiTokenForm(forms.ModelForm):
@@ -39,36 +60,37 @@ class ApiTokenForm(forms.ModelForm):
 
     class Meta:
         model = ApiToken
-        fields = ["user", "name", "responsible"]
+        fields = ["user", "name"]
 
     def clean(self):
-        """Checked as ``check_create_token`` checks it, so the form says what is wrong."""
+        """Checked as ``check_create_token`` checks it, so the form says what is wrong: the token
+        is a service account's, whose runs stand on whoever makes it, or the maker's own."""
         data = super().clean()
-        user, responsible = data.get("user"), data.get("responsible")
+        user = data.get("user")
         membership = getattr(user, "membership", None)
         if user is None or membership is None:
             return data
-        if not membership.is_service_account and self.acting_user is not None and user != self.acting_user:
+        if not membership.is_service_account and user != self.acting_user:
             self.add_error(
                 "user", "A person's token is theirs alone to make: choose a service account, or yourself."
             )
-            return data
-        if membership.is_service_account and responsible is None:
-            self.add_error("responsible", "A service's token names the person who answers for its runs.")
-        elif not membership.is_service_account and responsible is not None:
-            self.add_error("responsible", "A person's token's runs are their own: leave this empty.")
-        elif responsible is not None:
-            theirs = getattr(responsible, "membership", None)
-            if theirs is None or theirs.tenant_id != membership.tenant_id or theirs.is_service_account:
-                self.add_error("responsible", f"Not a person of {membership.tenant}.")
+        elif membership.is_service_account:
+            mine = getattr(self.acting_user, "membership", None)
+            if mine is None or mine.tenant_id != membership.tenant_id or mine.is_service_account:
+                self.add_error(
+                    "user",
+                    f"A service's token answers for its runs to whoever makes it: a person of "
+                    f"{membership.tenant} (or `manage.py create_api_token --service … --responsible USER`).",
+                )
         return data
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     """Create a token here (it is shown once, in a message) or revoke it; the hash never shows.
-    A tenant admin makes and revokes their tenant's tokens, through the same doors as the
-    commands, each an audit entry."""
+    A tenant admin makes service accounts' tokens (their runs stand on whoever makes them) and
+    their own, and revokes any of their tenant's, through the same doors as the commands, each an
+    audit entry. Nothing else of a token changes once it is made."""
 
     form = ApiTokenForm
     list_display = ["__str__", "user", "name", "responsible", "created_at", "last_used_at", "revoked_at"]
@@ -76,14 +98,13 @@ class ApiTokenAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
     list_select_related = ["user", "responsible"]
     search_fields = ["prefix", "user__username", "name"]
     actions = ["revoke"]
-
     RECORDED = ["prefix", "created_at", "last_used_at", "revoked_at"]
 
     def get_fields(self, request, obj=None):
-        return ["user", "name", "responsible"] + ([] if obj is None else self.RECORDED)
+        return ["user", "name"] if obj is None else ["user", "name", "responsible", *self.RECORDED]
 
     def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else ["user", "responsible", *self.RECORDED]
+        return [] if obj is None else ["user", "name", "responsible", *self.RECORDED]
 
     def has_delete_permission(self, request, obj=None):
         return False  # revoke instead: the record stays for the audit
@@ -95,13 +116,9 @@ class ApiTokenAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            return super().save_model(request, obj, form, change)
+            return  # nothing of a token changes once it is made (every field is read-only)
         record, token = check_create_token(
-            acting_user=request.user,
-            surface=Surface.ADMIN,
-            user=obj.user,
-            name=obj.name,
-            responsible=obj.responsible,
+            acting_user=request.user, surface=Surface.ADMIN, user=obj.user, name=obj.name
         )
         obj.pk = record.pk
         messages.warning(request, f"The new token is {token} — copy it now: it will not be shown again.")

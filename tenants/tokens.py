@@ -29,8 +29,9 @@ def check_create_token(
     """Create a token for ``user``, a member of a tenant, if the acting person may change that
     tenant's tokens (``tenants.authority``): a service account's, or their own (a token of someone
     else's would let them act as that person). A service account's token names the person
-    ``responsible`` for the runs it starts (a person of its tenant); a person's token names no one
-    (its runs are that person's own). A manage.py command makes any."""
+    responsible for the runs it starts, who is whoever makes it (a manage.py command names one,
+    ``responsible``, a person of its tenant); a person's token names no one (its runs are that
+    person's own)."""
     tenant = tenant_for_user(user)
     check_may_configure(acting_user, tenant, what=f"{tenant.slug}'s API tokens", surface=surface)
     if not is_service_account(user) and acting_user is not None and acting_user.pk != user.pk:
@@ -40,6 +41,15 @@ def check_create_token(
             "(a tenant admin makes service accounts' tokens)"
         )
     if is_service_account(user):
+        if acting_user is not None and surface not in MACHINE_SURFACES:
+            # The principal of its runs is whoever made it: naming another would let the maker
+            # approve, under four-eyes, the calls of runs they started.
+            if responsible is not None and responsible.pk != acting_user.pk:
+                raise ConfigurationForbiddenError(
+                    f"a service's token answers to the person who makes it: {acting_user.get_username()}, "
+                    f"not {responsible.get_username()} (a manage.py command names another)"
+                )
+            responsible = acting_user
         if responsible is None:
             raise TokenInputError(
                 [
@@ -136,6 +146,16 @@ def do_service_account(*, name: str, tenant: Tenant | None) -> tuple[object, boo
     user.full_clean(exclude=["password"])
     user.save()
     Membership.objects.create(user=user, tenant=tenant, is_service_account=True)
+    record_change(
+        tenant=tenant,
+        acting_user=None,
+        surface=Surface.COMMAND,
+        action="service-account.created",
+        target_type="service-account",
+        target_id=user.pk,
+        target_label=name,
+        after={"user": name, "serviceAccount": True},
+    )
     return user, True
 
 

@@ -38,3 +38,9 @@ def principal(tenant: Tenant | None = None):
     username = "pat" if tenant.slug == "acme" else f"pat-{tenant.slug}"
     user = get_user_model().objects.filter(username=username).first()
     return user or member(username, tenant=tenant)
+
+
+def superuser():
+    """The site's superuser (made the first time): who vouches for a tenant's stdio MCP server."""
+    user = get_user_model().objects.filter(username="root").first()
+    return user or get_user_model().objects.create_superuser("root", password="a-long-test-password")

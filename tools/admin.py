@@ -401,7 +401,9 @@ class McpServerAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
             level = messages.SUCCESS if report.answered else messages.WARNING
             self.message_user(request, str(report), level)
 
-    @admin.action(description="List the tools of the selected servers again")
+    # Listing starts the server: for whoever may change the tenant's servers (a tenant's stdio
+    # server starts only once a superuser saved it, whoever asks).
+    @admin.action(description="List the tools of the selected servers again", permissions=["change"])
     def refresh_tools(self, request, queryset):
         for report in do_refresh_mcp_servers(list(queryset.values_list("name", flat=True))):
             self.message_user(request, str(report), messages.SUCCESS if report.answered else messages.WARNING)

@@ -86,6 +86,16 @@ class McpServer(models.Model):
         "a value env:NAME is read from Kindgi's environment, so secrets are never stored here.",
     )
     enabled = models.BooleanField(default=True, help_text="Off: its tools are retired until it is on again.")
+    # A tenant's stdio server runs a command on Kindgi's machine: only once a superuser saved it
+    # (``tools.mcp.catalog``), who is named here; none of a tenant's runs without.
+    command_approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
     trust_new_tools = models.BooleanField(
         default=False,
         help_text="On: a tool it starts to list later may be called at once. Off (the default): a new "
@@ -120,6 +130,17 @@ class McpServer(models.Model):
     def confined(self) -> bool:
         """A tenant's server: code or a URL a tenant chose (``tools.mcp.specs``)."""
         return self.tenant_id is not None
+
+    @property
+    def runnable_here(self) -> str | None:
+        """Why Kindgi may not start or reach this server now, or None: a tenant's stdio server
+        runs only once a superuser saved it (whoever made the row)."""
+        if self.confined and self.transport == self.Transport.STDIO and self.command_approved_by_id is None:
+            return (
+                "a tenant's stdio server runs a command on Kindgi's machine: it runs once a superuser "
+                "saves it in the admin"
+            )
+        return None
 
     def clean(self) -> None:
         if self.source == self.Source.ADMIN and self.tenant_id is None:

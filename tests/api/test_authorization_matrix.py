@@ -267,8 +267,9 @@ def expected(endpoint: str, caller: str) -> int:
         if other
         else (403 if caller in ("member, not a reviewer", "the connection's owner") else 200),
         "GET reviewers/me": 200 if a_reviewer else 403,
-        # A service account is no person: it reviews nothing.
-        "POST reviewers/register": 403 if service else 200,
+        # Who reviews is the tenant's configuration: a tenant admin registers; a reviewer may
+        # rename themselves; a member who is none, or a service account, is refused.
+        "POST reviewers/register": 200 if admin or a_reviewer else 403,
         # Deciding needs a reviewer of the tenant with the approval's role.
         "POST approval complete": 404 if other else (200 if caller == "the right reviewer" else 403),
         # The use of a person's connection is theirs alone to allow, whatever anyone's role.

@@ -1,16 +1,25 @@
 import pytest
 
+from tests.api.conftest import client_for
+from tests.factories import member
+
 pytestmark = pytest.mark.django_db
 
 
 def test_register_me_and_list(member_api, api):
     assert member_api.get("/api/v1/reviewers/me").status_code == 403
-    registered = member_api.post(
+    refused = member_api.post(
+        "/api/v1/reviewers/register", {"role": "standard", "displayName": "Carl"}, format="json"
+    )
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "forbidden")
+    assert "only a tenant admin registers a reviewer" in refused.json()["error"]["message"]
+    admin_api = client_for(member("tina", tenant_admin=True))
+    registered = admin_api.post(
         "/api/v1/reviewers/register", {"role": "standard", "displayName": "Ada Lovelace"}, format="json"
     )
     assert registered.status_code == 200
     assert registered.json() | {"createdAt": None, "updatedAt": None} == {
-        "user": "carl",
+        "user": "tina",
         "role": "standard",
         "displayName": "Ada Lovelace",
         "tenant": "acme",
@@ -20,7 +29,7 @@ def test_register_me_and_list(member_api, api):
         "updatedAt": None,
         "note": "",
     }
-    assert member_api.get("/api/v1/reviewers/me").json()["displayName"] == "Ada Lovelace"
+    assert admin_api.get("/api/v1/reviewers/me").json()["displayName"] == "Ada Lovelace"
     names = [r["displayName"] for r in api.get("/api/v1/reviewers").json()["items"]]
     assert sorted(names) == ["Ada", "Ada Lovelace"]
 

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_registering_and_registering_again_updates_the_record():
-    ada = member("ada")
+    ada = member("ada", tenant_admin=True)
     first = check_register_reviewer(
         acting_user=ada, role="standard", display_name="Ada Lovelace", surface="api"
     )
@@ -32,11 +32,14 @@ def test_an_unknown_role_is_refused_with_the_valid_ones():
     assert not Reviewer.objects.exists()
 
 
-def test_a_higher_role_needs_a_tenant_admin():
-    with pytest.raises(
-        DecisionForbiddenError, match="only a tenant admin may register a reviewer with the role 'senior'"
-    ):
-        check_register_reviewer(acting_user=member("ada"), role="senior", display_name="Ada", surface="api")
+def test_only_a_tenant_admin_registers_a_reviewer():
+    """Who decides the tenant's approvals is its configuration: a member does not make themselves
+    a reviewer, at any role (DESIGN §6)."""
+    for role in ("standard", "senior"):
+        with pytest.raises(DecisionForbiddenError, match="only a tenant admin registers a reviewer"):
+            check_register_reviewer(
+                acting_user=member(f"ada-{role}"), role=role, display_name="Ada", surface="api"
+            )
     assert not Reviewer.objects.exists()
     boss = check_register_reviewer(
         acting_user=member("bea", tenant_admin=True), role="admin", display_name="Bea", surface="api"
@@ -48,7 +51,7 @@ def test_roles_come_from_settings(settings):
     settings.KINDGI_REVIEWER_ROLES = ["junior", "lead"]
     assert (
         check_register_reviewer(
-            acting_user=member("ada"), role="junior", display_name="Ada", surface="api"
+            acting_user=member("ada", tenant_admin=True), role="junior", display_name="Ada", surface="api"
         ).role
         == "junior"
     )

@@ -83,9 +83,10 @@ class TestChangesAreRecordedByTheirDoor:
         tina = member("tina", tenant_admin=True)
         api = api_of(tina)
         cora = member("cora")
-        api_of(cora).post(
-            "/api/v1/reviewers/register", {"role": "standard", "displayName": "Cora"}, format="json"
+        registered = api.post(
+            "/api/v1/reviewers/register", {"role": "senior", "displayName": "Tina"}, format="json"
         )
+        assert registered.status_code == 200, registered.content
         assert (
             api.put(
                 "/api/v1/agents/acme-ops.status-agent/overrides/acme-ops.post-update",
@@ -106,7 +107,7 @@ class TestChangesAreRecordedByTheirDoor:
         actions = [(e.action, e.actor_name) for e in entries()]
         assert ("token.created", "") in actions  # api_of made them, as Kindgi itself
         for expected in [
-            ("reviewer.registered", "cora"),
+            ("reviewer.registered", "tina"),
             ("override.created", "tina"),
             ("schedule.created", "cora"),
             ("mailbox.created", "tina"),
@@ -131,7 +132,12 @@ class TestChangesAreRecordedByTheirDoor:
         assert made.after["secret"] != rotated.after["secret"]
         assert made.after["secret"].startswith("hmac:")
         text = str([(e.before, e.after, e.target_label) for e in entries()])
-        for secret in ("s3cret-value-long-enough", "another-secret-value-long", token, token.split("_")[2]):
+        for secret in (
+            "s3cret-value-long-enough",
+            "another-secret-value-long",
+            token,
+            token.split("_", 2)[2],
+        ):
             assert secret not in text
 
     def test_each_entry_follows_the_one_before_and_the_head_moves_with_it(self):
@@ -259,6 +265,8 @@ class TestTheAuditPage:
         assert "rule.created" in page
         assert "<dt>gate</dt><dd><del>deny</del><ins>always_ask</ins></dd>" in page
         assert ">Audit</a>" in page  # in the nav, for a tenant admin
+        for day in ("2026-02-30", "yesterday", "2026-13-01"):
+            assert browser.get("/console/audit/", {"since": day}).status_code == 200
         filtered = browser.get("/console/audit/", {"surface": "console"}).text
         assert "rule.changed" in filtered
         assert "rule.created" not in filtered
@@ -289,3 +297,77 @@ def test_metrics_carry_every_tenants_chain_heads(client):
         samples[("kindgi_chain_head_info", (("chain", "audit"), ("hash", entry.hash), ("tenant", "acme")))]
         == 1
     )
+
+
+def test_in_the_admin_only_tenant_admins_read_the_audit(client):
+    from django.contrib.auth.models import Permission
+
+    check_save_rule(tenant=default_tenant(), fields={"name": "a", "gate": "deny"}, **SYSTEM)
+    for username, admin_of_tenant, allowed in (("evan", False, False), ("tina", True, True)):
+        staff = member(username, tenant_admin=admin_of_tenant)
+        staff.is_staff = True
+        staff.save()
+        staff.user_permissions.set(Permission.objects.all())
+        client.force_login(staff)
+        listing = client.get("/admin/audit/auditentry/")
+        assert (listing.status_code == 200) is allowed, (username, listing.status_code)
+
+
+def test_who_belongs_to_a_tenant_and_who_is_its_admin_is_recorded(admin_client):
+    tenant = default_tenant()
+    mallory = member("mallory")
+    membership = mallory.membership
+    form = {
+        "name": tenant.name,
+        "slug": tenant.slug,
+        "memberships-TOTAL_FORMS": "1",
+        "memberships-INITIAL_FORMS": "1",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+        "memberships-0-id": str(membership.pk),
+        "memberships-0-tenant": str(tenant.pk),
+        "memberships-0-user": str(mallory.pk),
+        "memberships-0-is_tenant_admin": "on",
+    }
+    saved = admin_client.post(f"/admin/tenants/tenant/{tenant.pk}/change/", form)
+    assert saved.status_code == 302, saved.content
+    mallory.membership.refresh_from_db()
+    assert mallory.membership.is_tenant_admin
+    [entry] = entries(action="membership.changed")
+    assert (entry.actor_name, entry.surface, entry.target_label) == ("admin", "admin", "mallory")
+    assert (entry.before["tenantAdmin"], entry.after["tenantAdmin"]) == (False, True)
+
+
+def test_a_url_with_a_password_or_a_token_is_recorded_without_them():
+    from approvals.actions import check_save_webhook
+    from approvals.models import Webhook
+
+    url = "https://hookuser:Sup3rS3cretPass@hooks.example/in?token=abcSECRETdef"
+    check_save_webhook(
+        Webhook(tenant=default_tenant(), url=url, secret="s" * 20),
+        acting_user=member("tina", tenant_admin=True),
+        surface="admin",
+    )
+    [entry] = entries(target_type="webhook")
+    assert entry.after["url"] == "https://hookuser:[REDACTED]@hooks.example/in?token=[REDACTED]"
+    assert "Sup3rS3cretPass" not in entry.target_label
+    assert "abcSECRETdef" not in str(entry.after)
+
+
+def test_a_servers_header_values_are_recorded_as_marks_that_change_with_them():
+    from tools.mcp.catalog import mcp_server_snapshot
+    from tools.models import McpServer
+
+    server = McpServer(
+        name="x",
+        transport="http",
+        url="https://93.184.216.34/mcp",
+        headers={"A": "env:TOKEN", "B": "literal-1"},
+    )
+    before = mcp_server_snapshot(server)
+    server.headers = {"A": "env:OTHER", "B": "literal-2"}
+    after = mcp_server_snapshot(server)
+    assert (before["headers"]["A"], after["headers"]["A"]) == ("env:TOKEN", "env:OTHER")
+    assert before["headers"]["B"].startswith("hmac:")
+    assert before["headers"]["B"] != after["headers"]["B"]
+    assert "literal" not in str((before, after))

@@ -17,8 +17,9 @@ def server(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def user(transactional_db):
-    """A member of the default tenant, not yet a reviewer (the seed registers one)."""
-    return member("ada")
+    """An admin of the default tenant, not yet a reviewer: the seed registers one (only a tenant
+    admin registers reviewers), as `kindgi dev`'s development admin would."""
+    return member("ada", tenant_admin=True)
 
 
 @pytest.fixture

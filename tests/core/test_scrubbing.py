@@ -30,7 +30,7 @@ def planted(monkeypatch):
 
 def test_a_key_typed_into_a_reviewers_name_reaches_no_one(planted):
     Webhook.objects.create(tenant=default_tenant(), url="http://127.0.0.1:9/hook", secret="s" * 20)
-    rita = member("rita")
+    rita = member("rita", tenant_admin=True)
     registered = client_for(rita).post(
         "/api/v1/reviewers/register", {"role": "standard", "displayName": f"Rita {KEY}"}, format="json"
     )
@@ -120,3 +120,49 @@ def test_neither_a_key_nor_a_decision_links_token_reaches_the_logs(planted, sett
     assert "/console/decide/[REDACTED]/" in logs
     assert token not in logs
     assert KEY not in logs
+
+
+def test_a_key_a_form_spells_with_escapes_is_scrubbed_where_the_setting_is_saved(planted, client):
+    """The admin's JSON field decodes "\\u0070lanted-…" only after the forms' middleware saw the
+    post: the door that saves a setting scrubs it again."""
+    from django.contrib.auth.models import Permission
+
+    tina = member("tina", tenant_admin=True)
+    tina.is_staff = True
+    tina.save()
+    tina.user_permissions.set(Permission.objects.filter(codename__endswith="schedule"))
+    client.force_login(tina)
+    escaped = "\\u0070" + KEY[1:]
+    saved = client.post(
+        "/admin/runs/schedule/add/",
+        {
+            "tenant": str(default_tenant().pk),
+            "name": "nightly",
+            "flow_key": "my-pack.check-order",
+            "agent_key": "",
+            "input": '{"orderId": "' + escaped + '"}',
+            "cron": "0 9 * * *",
+            "owner": str(tina.pk),
+            "enabled": "on",
+        },
+    )
+    assert saved.status_code == 302, saved.content
+    assert Schedule.objects.get().input == {"orderId": "[REDACTED]"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/audit?action=%00",
+        "/api/v1/runs?status=a%00b",
+        "/console/runs/?status=%00",
+        "/api/v1/tools/a%00b",
+    ],
+)
+def test_a_query_with_a_nul_character_is_refused_not_an_error_of_the_server(path, client):
+    tina = member("tina", tenant_admin=True)
+    client.force_login(tina)
+    response = client_for(tina).get(path) if path.startswith("/api/") else client.get(path)
+    assert response.status_code == 400
+    if path.startswith("/api/"):
+        assert response.json()["error"]["code"] == "malformed_request"

@@ -176,8 +176,11 @@ def test_no_model_admin_shows_or_offers_or_changes_tenant_as_rows(world, staff_o
                 )
             continue
         if listing.status_code == 200:
+            if "alpha" in listing.text.lower():
+                problems.append(f"{label}: its list names tenant A (alpha)")
             if shown := {row.pk for row in listing.context["cl"].queryset} & theirs:
                 problems.append(f"{label}: lists tenant A's {sorted(map(str, shown))}")
+            problems += filters_offer(label, listing.context["cl"], world)
         elif listing.status_code != 403:
             problems.append(f"{label}: its list answered {listing.status_code}")
         for pk in theirs:
@@ -191,9 +194,27 @@ def test_no_model_admin_shows_or_offers_or_changes_tenant_as_rows(world, staff_o
             page = staff_of_b.get(address)
             if page.status_code == 200:
                 problems += [f"{label}: {address} offers {offered}" for offered in offered_of_a(page, world)]
+                if "alpha" in page.text.lower():
+                    problems.append(f"{label}: {address} names tenant A (alpha)")
         problems += actions_leave_alone(model, model_admin, theirs, staff_of_b)
         problems += autocomplete_offers(model, model_admin, world, staff_of_b)
     assert problems == [], "\n".join(problems)
+
+
+def filters_offer(label: str, changelist, world: World) -> list[str]:
+    """A list's filters by a relation name none of tenant A's rows."""
+    problems = []
+    for spec in changelist.filter_specs:
+        related = getattr(getattr(spec, "field", None), "related_model", None)
+        choices = getattr(spec, "lookup_choices", None) or ()
+        if related is None:
+            continue
+        offered = {pk for pk, _ in choices} & {*world.theirs.get(related, set())}
+        if offered:
+            problems.append(
+                f"{label}: its filter by {spec.field.name} offers tenant A's {sorted(map(str, offered))}"
+            )
+    return problems
 
 
 def actions_leave_alone(model, model_admin, theirs: set, browser: Client) -> list[str]:
@@ -276,3 +297,19 @@ def test_the_api_token_form_offers_only_the_staff_users_tenant(world, staff_of_b
     assert made.status_code == 200  # the form again, with its error
     assert "Select a valid choice" in made.text
     assert not root.api_tokens.exists()
+
+
+def test_the_autocomplete_refuses_what_it_cannot_search_and_never_fails(world, staff_of_b):
+    """Every relation of every model the admin shows, forward or reverse, named as the field to
+    search by: an answer or a refusal, never an error of the server."""
+    for model in admin.site._registry:
+        for relation in model._meta.get_fields():
+            if not relation.is_relation:
+                continue
+            query = {"app_label": model._meta.app_label, "model_name": model._meta.model_name}
+            answer = staff_of_b.get("/admin/autocomplete/", query | {"field_name": relation.name, "term": ""})
+            assert answer.status_code in (200, 403, 404), (
+                model._meta.label,
+                relation.name,
+                answer.status_code,
+            )

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 from approvals.actions import check_save_rule
 from runs.models import RunStatus
 from tenants.tokens import do_create_token
-from tests.factories import default_tenant, member, other_tenant
+from tests.factories import default_tenant, member, other_tenant, superuser
 from tests.live_server import LiveServer, database_env
 from tests.mcp.conftest import stdio_server
 from tests.pack_fixtures.probes import SCRIPT
@@ -31,9 +31,15 @@ def private_notes(notes, tmp_path):
     of its servers that does not answer."""
     config = stdio_server("private-notes", tmp_path / "private.log")
     McpServer.objects.create(
-        name="private-notes", tenant=default_tenant(), command=config["command"], env=config["env"]
+        name="private-notes",
+        tenant=default_tenant(),
+        command=config["command"],
+        env=config["env"],
+        command_approved_by=superuser(),
     )
-    McpServer.objects.create(name="silent", tenant=default_tenant(), command=["/no/such/server"])
+    McpServer.objects.create(
+        name="silent", tenant=default_tenant(), command=["/no/such/server"], command_approved_by=superuser()
+    )
     do_refresh_mcp_servers(["private-notes", "silent"], timeout=5)
 
 
@@ -103,7 +109,9 @@ def server(django_db_setup, django_db_blocker):
 def test_kindgi_tools_list_warns_of_a_server_that_does_not_answer(server, monkeypatch, tmp_path, capsys):
     from kindgi.cli import main
 
-    McpServer.objects.create(name="silent", tenant=default_tenant(), command=["/no/such/server"])
+    McpServer.objects.create(
+        name="silent", tenant=default_tenant(), command=["/no/such/server"], command_approved_by=superuser()
+    )
     do_refresh_mcp_servers(["silent"], timeout=5)
     _, token = do_create_token(user=member("ada"))
     monkeypatch.setenv("KINDGI_URL", server.url)

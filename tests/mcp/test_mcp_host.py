@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from audit.models import AuditEntry
 from tenants.exceptions import ConfigurationForbiddenError
-from tests.factories import default_tenant, member
+from tests.factories import default_tenant, member, superuser
 from tests.mcp.conftest import NOTES_SERVER, PACKS, stdio_server
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.helpers import answer, calls, start
@@ -70,6 +70,32 @@ class TestWhoAddsWhichServer:
         assert refused.status_code == 200
         assert "Select a valid choice" in refused.text
         assert not McpServer.objects.filter(name="sneaky").exists()
+
+    def test_a_tenants_stdio_server_no_superuser_saved_never_starts(self, tmp_path, client):
+        """One made before this rule, or by any other way than a superuser's save: refreshing it
+        (the admin's action too, for staff who may not change it) starts nothing."""
+        ran = tmp_path / "ran"
+        server = McpServer.objects.create(
+            name="private-notes",
+            tenant=default_tenant(),
+            transport="stdio",
+            command=[sys.executable, "-c", f"open({str(ran)!r}, 'w').write('ran')"],
+        )
+        (report,) = do_refresh_mcp_servers(["private-notes"])
+        assert not report.answered
+        assert "runs once a superuser saves it" in report.error
+        from django.contrib.auth.models import Permission
+
+        evan = member("evan")  # staff with every permission, not a tenant admin
+        evan.is_staff = True
+        evan.save()
+        evan.user_permissions.set(Permission.objects.all())
+        client.force_login(evan)
+        client.post(
+            reverse("admin:tools_mcpserver_changelist"),
+            {"action": "refresh_tools", "_selected_action": [server.pk]},
+        )
+        assert not ran.exists()
 
     def test_a_superuser_still_adds_one(self, admin_user, tmp_path):
         server = tenant_server(
@@ -162,6 +188,7 @@ class TestChangedToolsAreHeld:
             name="private-notes",
             defaults={
                 "tenant": default_tenant(),
+                "command_approved_by": superuser(),
                 "transport": "stdio",
                 "command": config["command"],
                 "env": config["env"] | env,

@@ -10,7 +10,7 @@ from django.test import override_settings
 from approvals.models import Approval
 from runs.actions import check_start_run
 from runs.models import RunStatus
-from tests.factories import default_tenant, other_tenant, principal
+from tests.factories import default_tenant, other_tenant, principal, superuser
 from tests.mcp.conftest import stdio_server
 from tests.pack_fixtures.probes import SCRIPT
 from tests.runs.decide import decide
@@ -198,6 +198,7 @@ class TestTenants:
         McpServer.objects.create(
             name="private-notes",
             tenant=default_tenant(),
+            command_approved_by=superuser(),
             **{k: v for k, v in stdio_server("private-notes", tmp_path / "p.log").items() if k != "name"},
         )
         do_refresh_mcp_servers(["private-notes"])

@@ -144,7 +144,7 @@ class TestServiceTokensNameWhoAnswersForThem:
         member("olga", tenant=other_tenant())
         with pytest.raises(CommandError, match="--responsible USER"):
             call_command("create_api_token", "--service", "nightly", "--tenant", "acme", stdout=io.StringIO())
-        with pytest.raises(CommandError, match="olga is not an active person of acme"):
+        with pytest.raises(CommandError, match="'olga' is not an active person of tenant 'acme'"):
             call_command(
                 "create_api_token",
                 "--service",
@@ -155,12 +155,17 @@ class TestServiceTokensNameWhoAnswersForThem:
                 "olga",
                 stdout=io.StringIO(),
             )
+        from django.contrib.auth import get_user_model
+
+        assert not get_user_model().objects.filter(username="nightly").exists()  # refused, left nothing
         alice = member("alice")
         out = io.StringIO()
         call_command(
             "create_api_token",
             "--service",
             "nightly",
+            "--tenant",
+            "acme",
             "--responsible",
             "alice",
             stdout=out,

@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from tenants.exceptions import ConfigurationForbiddenError
-from tenants.models import ApiToken
+from tenants.models import ApiToken, Membership
 from tenants.tokens import (
     check_create_token,
     do_create_token,
@@ -72,16 +72,17 @@ def test_the_commands_create_and_revoke(capsys):
         call_command("revoke_api_token", "ffffffff")
 
 
-def test_the_admin_shows_a_new_token_once_and_never_its_hash(admin_client):
+def test_the_admin_shows_a_new_token_once_and_never_its_hash(admin_client, admin_user):
     ada = member("ada")
+    Membership.objects.create(user=admin_user, tenant=ada.membership.tenant, is_tenant_admin=True)
     nightly, _ = do_service_account(name="nightly", tenant=ada.membership.tenant)
     response = admin_client.post(
         reverse("admin:tenants_apitoken_add"),
-        {"user": nightly.pk, "name": "cli", "responsible": ada.pk},
+        {"user": nightly.pk, "name": "cli", "responsible": ada.pk},  # a responsible person is not chosen
         follow=True,
     )
     record = ApiToken.objects.get(user=nightly)
-    assert record.responsible == ada
+    assert record.responsible == admin_user  # its runs stand on whoever made it
     shown = [str(m) for m in response.context["messages"]]
     [token] = [word for message in shown for word in message.split() if word.startswith("kgi_")]
     assert user_for_token(token) == nightly
@@ -125,3 +126,16 @@ def test_nobody_makes_a_token_of_another_persons_in_the_admin(admin_client):
         check_create_token(acting_user=tina, surface="api", user=ada)
     _, own = check_create_token(acting_user=tina, surface="admin", user=tina)
     assert user_for_token(own) == tina
+
+
+def test_a_services_token_answers_to_whoever_makes_it():
+    """Naming another would let its maker approve, under four-eyes, the calls of runs they start."""
+    tina, carol = member("tina", tenant_admin=True), member("carol")
+    nightly, _ = do_service_account(name="nightly", tenant=tina.membership.tenant)
+    with pytest.raises(ConfigurationForbiddenError, match="answers to the person who makes it"):
+        check_create_token(acting_user=tina, surface="api", user=nightly, responsible=carol)
+    record, _ = check_create_token(acting_user=tina, surface="api", user=nightly)
+    assert record.responsible == tina
+    # The operator's command names one, having the machine's authority.
+    record, _ = check_create_token(acting_user=None, surface="command", user=nightly, responsible=carol)
+    assert record.responsible == carol

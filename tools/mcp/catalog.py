@@ -18,13 +18,14 @@ from django.utils import timezone
 
 from audit.actions import SettingKind, do_save_setting, record_change
 from core.conf import setting
+from core.secrets import fingerprint, redact_url
 from kindgi.effects import Effect
 from kindgi.mcp import MCP_TOOL_VERSION, catalog_name
 from kindgi.naming import is_name
 from tenants.authority import MACHINE_SURFACES, check_may_configure
 from tenants.exceptions import ConfigurationForbiddenError
 from tools.mcp.client import POOL, McpTimeout, McpUnavailable
-from tools.mcp.specs import ServerSpecError, spec_from_config, specs_from_setting
+from tools.mcp.specs import ENV_PREFIX, ServerSpecError, spec_from_config, specs_from_setting
 from tools.models import McpServer, Tool
 from tools.registry import get_registry
 
@@ -122,15 +123,25 @@ def may_run_commands(user, *, surface: str) -> bool:
 
 def mcp_server_snapshot(server: McpServer) -> dict:
     """What the audit keeps of a server: where it is and what it runs; of its environment and
-    headers only the names (their values may be secrets typed in)."""
+    headers, references as they are and values typed in as marks (they may be secrets)."""
     return {
         "name": server.name,
         "transport": server.transport,
         "command": server.command,
-        "url": server.url,
-        "env": sorted(server.env or {}),
-        "headers": sorted(server.headers or {}),
+        "url": redact_url(server.url) if server.url else "",
+        "env": _values_kept(server.env),
+        "headers": _values_kept(server.headers),
         "enabled": server.enabled,
+        "trustNewTools": server.trust_new_tools,
+    }
+
+
+def _values_kept(values) -> dict[str, str]:
+    """An environment's or headers' values as a record keeps them: a reference to Kindgi's
+    environment as it is (``env:NAME``), a value typed in as a mark that changes when it does."""
+    return {
+        name: value if value.startswith(ENV_PREFIX) else fingerprint(value)
+        for name, value in sorted((values or {}).items())
     }
 
 
@@ -148,6 +159,9 @@ def check_save_mcp_server(server: McpServer, *, acting_user, surface: str) -> Se
     if server.transport == McpServer.Transport.STDIO and not may_run_commands(acting_user, surface=surface):
         raise ConfigurationForbiddenError(STDIO_IS_THE_SITES)
     server.full_clean()
+    if server.transport == McpServer.Transport.STDIO:
+        # Whoever may run commands vouches for this one (a machine surface's acting user is none).
+        server.command_approved_by = acting_user if acting_user is not None else server.command_approved_by
     do_save_setting(server, kind=MCP_SERVER, tenant=tenant, acting_user=acting_user, surface=surface)
     reports = do_refresh_mcp_servers([server.name], timeout=LISTING_WAIT_SECONDS)
     return reports[0] if reports else None
@@ -180,6 +194,9 @@ def do_refresh_mcp_servers(
 
 
 def _refresh_one(server: McpServer, *, timeout: float | None, now: datetime | None) -> ServerReport:
+    if (why := server.runnable_here) is not None:
+        McpServer.objects.filter(pk=server.pk).update(last_error=why, checked_at=timezone.now())
+        return ServerReport(name=server.name, answered=False, error=why)
     try:
         spec = spec_from_config(server.config(), packs=_pack_names(), confined=server.confined)
         listed = POOL.list_tools(spec, timeout=timeout)

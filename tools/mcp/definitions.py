@@ -64,7 +64,7 @@ def definition_of(row: Tool) -> McpTool:
         schema=row.input_schema,
         claims=row.claims,
         effects=tuple(Effect.from_value(effect) for effect in row.effects),
-        held=HELD.format(server=server.name) if row.held_since is not None else "",
+        held=server.runnable_here or (HELD.format(server=server.name) if row.held_since is not None else ""),
     )
 
 

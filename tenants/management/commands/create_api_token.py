@@ -46,9 +46,22 @@ class Command(BaseCommand):
                     "a service's token names the person who answers for the runs it starts: "
                     "--responsible USER"
                 )
-            answerable = get_user_model().objects.filter(username=responsible).first()
+            answerable = (
+                get_user_model().objects.filter(username=responsible).select_related("membership").first()
+            )
             if answerable is None:
                 raise CommandError(f"there is no user {responsible!r}")
+            existing = get_user_model().objects.filter(username=service).exists()
+            theirs = getattr(answerable, "membership", None)
+            answers = theirs is not None and not theirs.is_service_account and answerable.is_active
+            if not existing and not (answers and tenant is not None and theirs.tenant.slug == tenant):
+                # Checked before the account is made: a refused token leaves nothing behind.
+                raise CommandError(
+                    f"{responsible!r} is not an active person of tenant {tenant!r}, to answer for the "
+                    "tokens of a service account made there"
+                    if tenant is not None
+                    else f"there is no service account {service!r}; name the tenant to create it in"
+                )
             user = self._service_account(service, tenant)
         else:
             if tenant is not None:

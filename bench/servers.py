@@ -45,7 +45,7 @@ class Daphne:
     def __enter__(self) -> "Daphne":
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            daphne_command(self.port),
+            self.command(),
             cwd=ROOT,
             env=self._env,
             stdout=subprocess.DEVNULL,
@@ -66,6 +66,9 @@ class Daphne:
         self._process.terminate()
         self._process.wait(timeout=10)
         self._log.close()
+
+    def command(self) -> list[str]:
+        return daphne_command(self.port)
 
     def stderr(self) -> str:
         """What the process has written to standard error (a file, so it can never fill up)."""

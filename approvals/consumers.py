@@ -8,7 +8,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.events import approvals_group
 from core.consumers import NoConnectionHopPerMessage
-from core.socket_auth import FORBIDDEN, KeepsCheckingAccess, socket_identity, wants_html
+from core.socket_auth import KeepsCheckingAccess, refusal_at_connect, refuse, socket_identity, wants_html
 
 # For the console's approval page: fetch its decision panel again (decided elsewhere, expired).
 REFRESH_APPROVAL = (
@@ -23,13 +23,17 @@ REFRESH_QUEUE = (
 
 
 class ApprovalsConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebsocketConsumer):
-    """The tenant's approval events, to its members; closes (4401, 4403) once access is gone."""
+    """The tenant's approval events, to its members; closes (4401, 4403) at connect for a caller
+    who may see none, and once access is gone."""
+
+    tenant_id = None
 
     async def connect(self):
-        self.tenant_id = await self._tenant_of_user()
-        if self.tenant_id is None:
-            await self.close(code=FORBIDDEN)
+        self.identity = await database_sync_to_async(socket_identity)(self.scope)
+        if code := refusal_at_connect(self.identity):
+            await refuse(self, code)
             return
+        self.tenant_id = self.identity.tenant_id
         self.html = wants_html(self.scope)
         # An approval's page listens for that one approval only (an id, never text to echo back).
         self.approval_id = _approval_id(self.scope)
@@ -39,7 +43,7 @@ class ApprovalsConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJso
 
     async def disconnect(self, code):
         self.stop_checking()
-        if getattr(self, "tenant_id", None) is not None:
+        if self.tenant_id is not None:
             await self.channel_layer.group_discard(approvals_group(self.tenant_id), self.channel_name)
 
     async def approval_event(self, event):
@@ -52,11 +56,6 @@ class ApprovalsConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJso
             await self.send(text_data=REFRESH_QUEUE)
         elif event.get("approvalId") == self.approval_id:
             await self.send(text_data=REFRESH_APPROVAL.format(id=self.approval_id))
-
-    @database_sync_to_async
-    def _tenant_of_user(self):
-        self.identity = socket_identity(self.scope)
-        return self.identity.tenant_id if self.identity else None
 
 
 def _approval_id(scope) -> str:

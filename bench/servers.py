@@ -46,7 +46,7 @@ class Daphne:
     def __enter__(self) -> "Daphne":
         self._log, self._access = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            daphne_command(self.port),
+            self.command(),
             cwd=ROOT,
             env=self._env,
             stdout=self._access,
@@ -68,6 +68,9 @@ class Daphne:
         self._process.wait(timeout=10)
         self._log.close()
         self._access.close()
+
+    def command(self) -> list[str]:
+        return daphne_command(self.port)
 
     def stderr(self) -> str:
         """What the process has written to standard error (a file, so it can never fill up)."""

@@ -73,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
     # how many items each sweep handles a round.
     "KINDGI_SWEEP_SECONDS": 5,
     "KINDGI_SWEEP_LIMIT": 100,
+    # The proxies (addresses, CIDRs) whose X-Forwarded-For is believed (core.addresses).
+    "KINDGI_TRUSTED_PROXIES": (),
     # The mailer (a MAILERS alias) that Kindgi's mail tools send through.
     "KINDGI_MAILER": "default",
 }

@@ -5,6 +5,12 @@ connects, and again every ``KINDGI_SOCKET_RECHECK_SECONDS`` while it is open: on
 revoked, the user deactivated or signed out, the socket closes with ``4401``; once they are no
 longer a member of the tenant whose events it carries, with ``4403``. One watcher per process
 checks every open socket at once, in three queries however many sockets are open.
+
+At connect the same codes say why a socket may not open: it is accepted and closed at once with
+``4401`` (no valid credentials), ``4403`` (a user of no tenant) or ``4404`` (a path that names
+nothing the caller may see, an other tenant's run included, so the code tells nothing of it),
+rather than refused at the handshake, where a client sees only an HTTP 403 that says none of
+this. Only a browser from a host not allowed is refused at the handshake (the Origin check).
 """
 
 import asyncio
@@ -60,6 +66,21 @@ def socket_identity(scope) -> Identity | None:
     if record is None:
         return None
     return Identity(user=record.user, tenant_id=_tenant_of(record.user), token_id=record.pk)
+
+
+def refusal_at_connect(identity: Identity | None) -> int | None:
+    """The close code for a socket whose caller may see nothing at all, or None."""
+    if identity is None:
+        return UNAUTHENTICATED
+    if identity.tenant_id is None:
+        return FORBIDDEN
+    return None
+
+
+async def refuse(consumer, code: int) -> None:
+    """Accept, then close with ``code``: a close a client can read, unlike a refused handshake."""
+    await consumer.accept()
+    await consumer.close(code=code)
 
 
 def _tenant_of(user):

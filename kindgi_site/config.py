@@ -3,6 +3,7 @@
 Nothing set: the embedded profile (SQLite file, immediate tasks, in-memory channel layer).
 """
 
+import ipaddress
 import json
 import os
 from collections.abc import Mapping
@@ -57,6 +58,18 @@ class Environment:
 
     def listing(self, name: str, default: str) -> list[str]:
         return [item.strip() for item in self.text(name, default).split(",") if item.strip()]
+
+    def networks(self, name: str) -> list[str]:
+        """A comma-separated list of addresses and CIDRs (``10.0.0.0/8,127.0.0.1``)."""
+        entries = self.listing(name, "")
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ImproperlyConfigured(
+                    f"{name} must list addresses or CIDRs (like 10.0.0.0/8), not {entry!r}"
+                ) from None
+        return entries
 
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.text(name, default)

@@ -15,6 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from approvals.metrics import ApprovalsCollector
 from audit.metrics import ChainHeadsCollector
+from core.addresses import client_address
 from core.api.errors import error_body
 from core.metrics import process_registry
 from runs.metrics import RunsCollector
@@ -33,7 +34,7 @@ def _refusal(request: HttpRequest) -> JsonResponse | None:
     expected = settings.KINDGI_METRICS_TOKEN
     if not expected:
         # The figures name tenants: without a token only `kindgi dev` serves them, to this machine.
-        if settings.KINDGI_DEV_SERVER and request.META.get("REMOTE_ADDR") in LOOPBACK:
+        if settings.KINDGI_DEV_SERVER and client_address(request) in LOOPBACK:
             return None
         return JsonResponse(
             error_body(

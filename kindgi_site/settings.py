@@ -210,6 +210,10 @@ KINDGI_MAX_TOOL_ARGUMENTS_BYTES = ENV.integer("KINDGI_MAX_TOOL_ARGUMENTS_BYTES",
 KINDGI_SIGNIN_ATTEMPTS = ENV.integer("KINDGI_SIGNIN_ATTEMPTS", 5)
 KINDGI_SIGNIN_WINDOW_SECONDS = ENV.integer("KINDGI_SIGNIN_WINDOW_SECONDS", 900)
 
+# The proxies in front of the web processes (addresses and CIDRs): only a request from one of them
+# is believed about the client it forwards for (X-Forwarded-For; core.addresses). None by default.
+KINDGI_TRUSTED_PROXIES = ENV.networks("KINDGI_TRUSTED_PROXIES")
+
 # How many times one agent turn may ask the model before it must answer.
 KINDGI_MAX_MODEL_STEPS = ENV.integer("KINDGI_MAX_MODEL_STEPS", 25)
 

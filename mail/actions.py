@@ -1,10 +1,11 @@
 """Receiving mail, the one way in whichever door it came through (the SMTP receiver, a provider's
 inbound webhook), and writing mailboxes (the API and the admin). Sending is ``mail.sending``.
 
-A received mail is checked in this order: its mailbox (unknown: refused), its size, its sender
-(against the mailbox's allow-list), its DKIM signature (when the mailbox requires one); then mail
-no one should answer (a loop, an auto-reply, bulk mail, a bounce) and duplicates are accepted
-but start nothing. Every mail that starts nothing is recorded with the reason.
+A received mail is checked in this order: its mailbox (unknown: refused), its size, its senders
+(the From header and, when known and not empty, the envelope sender, each against the mailbox's
+allow-list), its DKIM signature (when the mailbox requires one); then mail no one should answer
+(a loop, an auto-reply, bulk mail, a bounce) and duplicates are accepted but start nothing.
+Every mail that starts nothing is recorded with the reason.
 """
 
 import fnmatch
@@ -24,7 +25,7 @@ from core.errors import DomainError
 from mail.dkim_check import dkim_failure
 from mail.exceptions import MailboxInputError
 from mail.models import DEFAULT_SIZE_LIMIT, MailAttachment, Mailbox, MailMessage, MailRefusal
-from mail.parsing import ParsedMail, automatic, parse
+from mail.parsing import ParsedMail, automatic, envelope_address, parse
 from runs.actions import check_start_run
 from runs.exceptions import ConversationNotFoundError, RunStateError
 from runs.models import Run, Trigger
@@ -97,9 +98,14 @@ def receive_mail(raw: bytes, *, recipient: str, envelope_sender: str | None) -> 
         "subject": mail.subject,
         "size": len(raw),
     }
-    if not sender_allowed(mail.from_address, mailbox.allowed_senders):
-        answer = Answer(550, f"5.7.1 {mail.from_address or 'this sender'} may not send to this mailbox")
-        return _refuse(mailbox, MailRefusal.Reason.SENDER_NOT_ALLOWED, answer, **about)
+    if (
+        refused := sender_not_allowed(mail.from_address, envelope_sender, mailbox.allowed_senders)
+    ) is not None:
+        which, address = refused
+        answer = Answer(550, f"5.7.1 {which} {address or '(none)'} may not send to this mailbox")
+        return _refuse(
+            mailbox, MailRefusal.Reason.SENDER_NOT_ALLOWED, answer, **(about | {"sender": address})
+        )
     if mailbox.require_dkim and (why := dkim_failure(raw, mail.from_address)) is not None:
         answer = Answer(550, f"5.7.20 no valid DKIM signature of the sender's domain: {why}")
         return _refuse(mailbox, MailRefusal.Reason.DKIM_FAILED, answer, detail=why, **about)
@@ -117,6 +123,23 @@ def receive_mail(raw: bytes, *, recipient: str, envelope_sender: str | None) -> 
         return _refuse(mailbox, MailRefusal.Reason.DUPLICATE, answer, detail=message_id, **about)
     start_run_for(message, mailbox)
     return Answer(250, "2.0.0 accepted")
+
+
+def sender_not_allowed(
+    from_address: str, envelope_sender: str | None, allowed: list[str]
+) -> tuple[str, str] | None:
+    """Which of a mail's senders the allow-list keeps out, as (which, address), or None.
+
+    Both are asked: the From header, which the model and the reviewers read, and the envelope
+    sender (SMTP MAIL FROM), which the sending server gave. Neither is proven without DKIM, but a
+    From copied from a listed sender no longer lets a mail in on its own. An envelope sender not
+    known (None) or empty (a bounce's, never answered: ``automatic``) is not asked about."""
+    if not sender_allowed(from_address, allowed):
+        return "the sender (From)", from_address
+    envelope = envelope_address(envelope_sender)
+    if envelope and not sender_allowed(envelope, allowed):
+        return "the envelope sender (MAIL FROM)", envelope
+    return None
 
 
 def sender_allowed(address: str, allowed: list[str]) -> bool:

@@ -2,7 +2,7 @@
 and refused, to look at."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from audit.models import Surface
 from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin
@@ -10,11 +10,24 @@ from mail.actions import MAILBOX_FIELDS, check_delete_mailbox, check_save_mailbo
 from mail.models import Mailbox, MailMessage, MailRefusal
 from tenants.authority import ConfigurationAdminMixin
 
+# Anyone can write any From header (and any envelope sender): only a DKIM signature proves one.
+FORGEABLE_SENDERS = (
+    "This mailbox lets in only the senders it lists, but does not require DKIM: the From header "
+    "and the envelope sender can be forged, so anyone can send as a listed sender. Require DKIM "
+    "to trust the list."
+)
+
 
 class MailboxForm(forms.ModelForm):
     class Meta:
         model = Mailbox
         fields = ["tenant", *MAILBOX_FIELDS]
+        help_texts = {
+            "allowed_senders": (
+                f"{Mailbox._meta.get_field('allowed_senders').help_text} Both the From header and "
+                "the envelope sender must match. Without DKIM required, either can be forged."
+            ),
+        }
 
     def clean(self):
         data = super().clean()
@@ -50,6 +63,8 @@ class MailboxAdmin(ConfigurationAdminMixin, admin.ModelAdmin):
             acting_user=request.user,
             surface=Surface.ADMIN,
         )
+        if fields["allowed_senders"] and not fields["require_dkim"]:
+            self.message_user(request, FORGEABLE_SENDERS, level=messages.WARNING)
 
     def delete_model(self, request, obj):
         check_delete_mailbox(obj, acting_user=request.user, surface=Surface.ADMIN)

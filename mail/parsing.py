@@ -89,6 +89,13 @@ def _clip(value: str) -> str:
     return value[:MAX_HEADER]
 
 
+def envelope_address(envelope_sender: str | None) -> str | None:
+    """The SMTP MAIL FROM as an address: "" for a bounce's null sender, None when not known."""
+    if envelope_sender is None:
+        return None
+    return envelope_sender.strip().strip("<>").strip().lower()
+
+
 def automatic(mail: ParsedMail, envelope_sender: str | None) -> tuple[str, str] | None:
     """Why ``mail`` is mail no one should answer (reason, detail), or None. RFC 3834's
     Auto-Submitted, the Precedence of bulk and list mail, a bounce's null sender or daemon, and
@@ -101,7 +108,8 @@ def automatic(mail: ParsedMail, envelope_sender: str | None) -> tuple[str, str] 
     precedence = mail.header("Precedence").lower()
     if precedence in BULK_PRECEDENCE:
         return "bulk", f"Precedence: {precedence}"
-    sender = mail.from_address if envelope_sender is None else envelope_sender.strip().strip("<>").lower()
+    envelope = envelope_address(envelope_sender)
+    sender = mail.from_address if envelope is None else envelope
     if not sender:
         return "bounce", "the envelope sender is empty (a bounce)"
     local = sender.split("@", 1)[0]

@@ -9,7 +9,14 @@ from django.db.models import Q
 
 from core.consumers import NoConnectionHopPerMessage
 from core.lookups import one_or_none
-from core.socket_auth import FORBIDDEN, NOT_FOUND, KeepsCheckingAccess, socket_identity, wants_html
+from core.socket_auth import (
+    NOT_FOUND,
+    KeepsCheckingAccess,
+    refusal_at_connect,
+    refuse,
+    socket_identity,
+    wants_html,
+)
 from runs.events import entry_event, run_group
 from runs.models import Run
 
@@ -26,18 +33,14 @@ class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebso
     group, then sends the entries after ``?after=`` (marked ``replayed``) and a ``replay.done``
     event with the run's status, then the live ones; each entry once and in order of its run's
     journal (one whose event never came is read from the journal). Closes (4401, 4403) once
-    the caller's access is taken away; a path that names no run closes with 4404."""
+    the caller's access is taken away. At connect it closes with 4401 or 4403 for a caller who
+    may see nothing, and with 4404 for a path that names no run of the caller's tenant (none at
+    all, or another tenant's: the same code, so it tells nothing of the other's runs)."""
 
     async def connect(self):
-        try:
-            self.run_id = UUID(self.scope["url_route"]["kwargs"]["run_id"])
-        except ValueError:
-            await self.accept()
-            await self.close(code=NOT_FOUND)
-            return
         run = await self._run_for_user()
-        if run is None:
-            await self.close(code=FORBIDDEN)
+        if not isinstance(run, Run):
+            await refuse(self, run)
             return
         self.last_sent: dict[str, int] = {}
         self.html = wants_html(self.scope)
@@ -87,11 +90,17 @@ class RunConsumer(NoConnectionHopPerMessage, KeepsCheckingAccess, AsyncJsonWebso
         await self.send_json(event)
 
     @database_sync_to_async
-    def _run_for_user(self) -> Run | None:
+    def _run_for_user(self) -> Run | int:
+        """The run the path names, if the caller may see it; else the code to close with."""
         self.identity = socket_identity(self.scope)
-        if self.identity is None or self.identity.tenant_id is None:
-            return None
-        return one_or_none(Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id))
+        if code := refusal_at_connect(self.identity):
+            return code
+        try:
+            self.run_id = UUID(self.scope["url_route"]["kwargs"]["run_id"])
+        except ValueError:
+            return NOT_FOUND
+        run = one_or_none(Run.objects.filter(pk=self.run_id, tenant_id=self.identity.tenant_id))
+        return NOT_FOUND if run is None else run
 
     @database_sync_to_async
     def _entries_between(self, run_id: str, after: int, before: int) -> list[dict]:

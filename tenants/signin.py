@@ -4,6 +4,8 @@ After ``KINDGI_SIGNIN_ATTEMPTS`` failures for one username, or ten times as many
 address, within ``KINDGI_SIGNIN_WINDOW_SECONDS``, further attempts are refused until the
 window ends, whatever the password: guessing is slowed without telling whether the username
 exists. Counts live in the cache (Redis where ``REDIS_URL`` is set, so all web processes share them).
+The address is the client's as core.addresses tells it: a forwarded one only from a trusted proxy,
+so a client cannot start afresh by sending a new X-Forwarded-For.
 """
 
 import hashlib
@@ -16,6 +18,8 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from core.addresses import client_address
+
 ADDRESS_FACTOR = 10
 
 
@@ -26,7 +30,7 @@ def _now() -> float:
 def _keys(request: HttpRequest) -> list[tuple[str, int]]:
     limit = settings.KINDGI_SIGNIN_ATTEMPTS
     username = request.POST.get("username", "").strip().lower()
-    keys = [(f"signin-failures:address:{request.META.get('REMOTE_ADDR', '')}", limit * ADDRESS_FACTOR)]
+    keys = [(f"signin-failures:address:{client_address(request)}", limit * ADDRESS_FACTOR)]
     if username:
         digest = hashlib.sha256(username.encode()).hexdigest()
         keys.append((f"signin-failures:user:{digest}", limit))

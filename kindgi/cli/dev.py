@@ -169,17 +169,11 @@ def _exec(*arguments: str) -> None:
 
 def serve_production(*, host: str, port: int) -> int:
     """One web process (HTTP and WebSockets). Run several behind a proxy; settings come from the
-    environment (README, "Running in production")."""
-    _exec(
-        "-m",
-        "kindgi_site.web",
-        "-b",
-        host,
-        "-p",
-        str(port),
-        "--proxy-headers",
-        "kindgi_site.asgi:application",
-    )
+    environment (README, "Running in production"). Not with daphne's ``--proxy-headers``: it takes
+    the client's address from X-Forwarded-For whoever sends it, and the sign-in limits would
+    count what a client says it is; Kindgi reads the header itself, from trusted proxies only
+    (``KINDGI_TRUSTED_PROXIES``, core.addresses)."""
+    _exec("-m", "kindgi_site.web", "-b", host, "-p", str(port), "kindgi_site.asgi:application")
     return OK  # not reached
 
 

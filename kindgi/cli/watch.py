@@ -8,13 +8,20 @@ import json
 import sys
 from urllib.parse import urlparse
 
-from websockets.exceptions import InvalidStatus, WebSocketException
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 from websockets.sync.client import connect
 
 from kindgi.cli.config import Settings
 from kindgi.cli.errors import API_ERROR, OK, CliError
 
 STOPPING = {"completed": OK, "suspended": OK, "failed": API_ERROR, "cancelled": API_ERROR}
+
+# The server accepts a socket it may not serve, then closes it with one of these (docs/api.md).
+CLOSED_BECAUSE = {
+    4401: "the server refused the stream (4401): no API token it accepts; pass --token or set KINDGI_TOKEN",
+    4403: "your user is not a member of a tenant (4403)",
+    4404: "run {run_id} does not exist, or you may not see it",
+}
 
 
 def _socket_url(settings: Settings, run_id: str) -> str:
@@ -47,8 +54,13 @@ def watch(settings: Settings, run_id: str, *, timeout: float | None = None) -> i
                     sys.stderr.flush()
                 if not event.get("replayed") and event["runId"] == run_id and event["runStatus"] in STOPPING:
                     return _stop(run_id, event["runStatus"], live_line)
+    except ConnectionClosed as error:
+        code = error.rcvd.code if error.rcvd else None
+        if code in CLOSED_BECAUSE:
+            raise CliError(CLOSED_BECAUSE[code].format(run_id=run_id)) from None
+        raise CliError(f"the server closed the stream of run {run_id} ({error})") from None
     except InvalidStatus as error:
-        if error.response.status_code == 403:  # the consumer refuses at connect, before accepting
+        if error.response.status_code == 403:  # the handshake refused: a server before 4404
             raise CliError(f"run {run_id} does not exist, or you may not see it") from None
         raise CliError(
             f"the server refused to stream run {run_id} (HTTP {error.response.status_code})"

@@ -5,6 +5,11 @@ Bearer kgi_…``); a request without a valid one gets 401 before the MCP SDK see
 session manager runs stateless (nothing is kept between requests, so any web process can answer
 any request) and answers in JSON. It starts with the first request, on that process's loop:
 daphne sends no ASGI lifespan events.
+
+Only POST is served. Stateless, the endpoint has no session to end (DELETE) and nothing of its own
+to say between requests, so it offers no stream for a GET: the streamable HTTP transport says to
+answer such a GET with 405, which clients take as "use POST alone". Left to the SDK, a GET would
+open an event stream that never sends anything, and the caller would wait forever.
 """
 
 import asyncio
@@ -123,8 +128,13 @@ async def _refuse(send, status: int, code: str, message: str) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="kindgi"'))
+    if status == 405:
+        headers.append((b"allow", ALLOWED_METHOD.encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+ALLOWED_METHOD = "POST"
 
 
 class McpEndpoint:
@@ -162,6 +172,10 @@ class McpEndpoint:
             return
         if caller == "forbidden":
             await _refuse(send, 403, "forbidden", NO_TENANT)
+            return
+        if scope["method"] != ALLOWED_METHOD:
+            message = f'Method "{scope["method"]}" not allowed: send MCP messages with POST'
+            await _refuse(send, 405, "method_not_allowed", message)
             return
         manager = await self._running_manager()
         token = _CALLER.set(caller)

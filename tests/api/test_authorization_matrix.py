@@ -253,7 +253,8 @@ def expected(endpoint: str, caller: str) -> int:
         "GET mcp-servers": 200,
         "GET connection-apps": 200,
         "GET connections": 200,
-        "POST connections": 404 if other else 201,
+        # A connection is a person's: a service account makes none.
+        "POST connections": 404 if other else (403 if service else 201),
         # A connection is its owner's alone: even in her tenant, Cora's does not exist for others.
         "GET connection": 200 if owner else 404,
         "DELETE connection": 200 if owner else 404,
@@ -432,13 +433,22 @@ def test_every_endpoint_for_every_caller(world, caller):
 
 
 async def _connects(path: str, token: str | None) -> bool:
+    """The socket opens and stays open (one that may not is accepted, then closed at once with
+    a 44xx code, so that the client learns why)."""
     headers = [(b"origin", b"http://127.0.0.1")]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode()))
     socket = WebsocketCommunicator(application, path, headers=headers)
     connected, _ = await socket.connect(timeout=5)
+    if not connected:
+        return False
+    while not await socket.receive_nothing(timeout=0.5):
+        output = await socket.receive_output()
+        if output["type"] == "websocket.close":
+            assert output["code"] in (4401, 4403, 4404), output
+            return False
     await socket.disconnect()
-    return connected
+    return True
 
 
 @pytest.mark.parametrize("caller", CALLERS)

@@ -74,6 +74,32 @@ def test_every_not_found_says_what_is_not_there(api):
     )
 
 
+MISSING = "00000000-0000-4000-8000-000000000000"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/runs/a%0Ab",
+        "/api/v1/%0A",
+        "/api/v1/runs%0A",
+        f"/api/v1/runs/{MISSING}%0A",
+        f"/api/v1/runs/{MISSING}/journal%0A",
+        f"/api/v1/approvals/{MISSING}%0A/complete",
+        "/api/v1/approval-rules/1%0A",
+        f"/api/v1/mailboxes/{MISSING}%0A/messages",
+        "/api/v1/agents/a/overrides/b/%0A",
+        "/api/v1/runs/a%0D%0Ab%00c",
+    ],
+)
+@pytest.mark.parametrize("method", ["get", "post", "delete"])
+def test_a_path_with_a_newline_that_names_nothing_is_the_json_404(api, path, method):
+    response = getattr(api, method)(path)
+    error = error_of(response, 404)
+    assert error["code"] == "not_found"
+    assert error["message"].startswith("there is no API endpoint /api/v1/")
+
+
 @pytest.mark.parametrize("body", [[1, 2], "text", 3])
 def test_a_body_that_is_not_an_object_is_an_error_about_the_body_with_no_field_named(api, body):
     error = error_of(api.post("/api/v1/runs", body, format="json"), 400)

@@ -91,8 +91,8 @@ def test_the_console_gets_a_fragment_that_refreshes_its_queue():
     async_to_sync(scenario)()
 
 
-@pytest.mark.parametrize("who", ["anonymous", "wrong token", "no tenant"])
-def test_who_belongs_to_no_tenant_is_refused(who):
+@pytest.mark.parametrize(("who", "code"), [("anonymous", 4401), ("wrong token", 4401), ("no tenant", 4403)])
+def test_who_belongs_to_no_tenant_is_told_why_with_a_close_code(who, code):
     token = {
         "anonymous": None,
         "wrong token": "kgi_deadbeef_nope",
@@ -100,7 +100,9 @@ def test_who_belongs_to_no_tenant_is_refused(who):
     }[who]
 
     async def scenario():
-        connected, _ = await socket(token).connect()
-        assert not connected
+        client = socket(token)
+        connected, _ = await client.connect()
+        assert connected
+        assert await client.receive_output(timeout=5) == {"type": "websocket.close", "code": code}
 
     async_to_sync(scenario)()

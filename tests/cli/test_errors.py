@@ -122,6 +122,16 @@ def test_watching_a_run_you_may_not_see(cli):
     )
 
 
+def test_watching_with_a_token_the_server_does_not_accept(cli, monkeypatch):
+    monkeypatch.setenv("KINDGI_TOKEN", "kgi_deadbeef_nope")
+    code, _, err = cli("runs", "watch", "00000000-0000-0000-0000-000000000000")
+    assert (code, one_line(err)) == (
+        1,
+        "kindgi: the server refused the stream (4401): no API token it accepts; "
+        "pass --token or set KINDGI_TOKEN",
+    )
+
+
 def test_output_into_a_closed_pipe_exits_quietly(cli, server, monkeypatch):
     """`kindgi tools list | head -1`: the reader goes away early; no traceback, exit 0."""
     import os

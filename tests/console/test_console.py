@@ -45,7 +45,7 @@ def test_a_user_who_is_not_a_reviewer_sees_why_and_what_to_do():
     page = signed_in(member("carl")).get("/console/queue/")
     assert page.status_code == 403
     assert "You are not a reviewer yet" in page.text
-    assert "kindgi reviewers register" in page.text
+    assert "ask one to register you as a reviewer" in page.text
     loner = signed_in(get_user_model().objects.create_user("loner"))
     assert "You belong to no tenant" in loner.get("/console/queue/").text
 

@@ -14,7 +14,7 @@ from kindgi_site.asgi import application
 from runs.actions import check_start_run
 from tenants.models import ApiToken, Membership
 from tenants.tokens import do_create_token, do_revoke_token
-from tests.factories import default_tenant, member, principal
+from tests.factories import default_tenant, member, other_tenant, principal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -95,6 +95,45 @@ def test_a_path_that_names_nothing_closes_cleanly_with_4404(path):
         assert output == {"type": "websocket.close", "code": 4404}
 
     async_to_sync(scenario)()
+
+
+def close_at_connect(path, headers) -> dict:
+    async def scenario():
+        socket = WebsocketCommunicator(application, path, headers=headers)
+        connected, _ = await socket.connect()
+        assert connected, "refused at the handshake: the client sees an HTTP 403 and no reason"
+        return await socket.receive_output(timeout=5)
+
+    return async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("whose", ["no run at all", "another tenant's run"])
+def test_a_run_the_caller_may_not_see_closes_with_4404_whether_or_not_it_exists(whose):
+    """As docs/api.md says: a path that names nothing closes with 4404. Another tenant's run is
+    nothing to this caller, and its close says no more than a run that does not exist."""
+    run_id = "00000000-0000-4000-8000-000000000000" if whose == "no run at all" else a_run().pk
+    token = do_create_token(user=member("eve", tenant=other_tenant()))[1]
+    output = close_at_connect(f"/ws/runs/{run_id}/", [ORIGIN, bearer(token)])
+    assert output == {"type": "websocket.close", "code": 4404}
+
+
+@pytest.mark.parametrize("route", ["/ws/approvals/", "a run", "no run at all", "/ws/runs/abc/"])
+@pytest.mark.parametrize(
+    ("who", "code"), [("no credentials", 4401), ("a revoked token", 4401), ("a user of no tenant", 4403)]
+)
+def test_a_caller_who_may_see_nothing_is_told_why_at_connect(route, who, code):
+    path = {
+        "a run": f"/ws/runs/{a_run().pk}/",
+        "no run at all": "/ws/runs/00000000-0000-4000-8000-000000000000/",
+    }.get(route, route)
+    headers = [ORIGIN]
+    if who == "a revoked token":
+        record, token = do_create_token(user=member("ada"))
+        do_revoke_token(record)
+        headers.append(bearer(token))
+    elif who == "a user of no tenant":
+        headers.append(bearer(do_create_token(user=get_user_model().objects.create_user("loner"))[1]))
+    assert close_at_connect(path, headers) == {"type": "websocket.close", "code": code}
 
 
 def test_a_run_id_in_upper_case_is_the_same_run():

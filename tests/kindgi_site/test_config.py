@@ -25,6 +25,10 @@ def env(**values) -> Environment:
         ),
         ({"REDIS_URL": "http://cache:6379"}, "REDIS_URL must be a redis:// URL, not 'http://cache:6379'"),
         ({"KINDGI_HSTS_SECONDS": "a year"}, "KINDGI_HSTS_SECONDS must be a whole number, not 'a year'"),
+        (
+            {"KINDGI_TRUSTED_PROXIES": "10.0.0.0/8, the-proxy"},
+            "KINDGI_TRUSTED_PROXIES must list addresses or CIDRs (like 10.0.0.0/8), not 'the-proxy'",
+        ),
     ],
 )
 def test_bad_values_are_named(values, message):
@@ -38,6 +42,7 @@ def read_everything(environment: Environment) -> None:
     environment.database({})
     environment.channel_layers()
     environment.integer("KINDGI_HSTS_SECONDS", 1)
+    environment.networks("KINDGI_TRUSTED_PROXIES")
 
 
 def test_production_needs_a_strong_secret_key():

@@ -143,3 +143,24 @@ def test_a_run_that_has_not_ended_when_the_time_is_up_says_where_it_stands(queue
     assert data["waitingFor"] == []
     assert f"kindgi runs get {data['runId']}" in data["message"]
     assert Run.objects.get(pk=data["runId"]).status == RunStatus.QUEUED
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH"])
+def test_only_post_is_served_every_other_method_is_a_405_that_says_so(server, token, method):
+    """Stateless, /mcp offers no event stream to a GET and no session to DELETE: it answers at
+    once (a GET used to open a stream that never sent anything), as the API answers a 405."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    response = httpx.request(method, f"{server.url}/mcp", headers=headers, timeout=10)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.headers["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert error["code"] == "method_not_allowed"
+    assert method in error["message"]
+    assert error["details"] == {}
+
+
+def test_a_get_without_a_token_is_still_a_401(server):
+    response = httpx.get(f"{server.url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthenticated"

@@ -61,3 +61,15 @@ def test_without_a_signing_key_the_webhook_is_not_there(mailbox):
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
     assert not Run.objects.exists()
+
+
+def test_the_envelope_sender_mailgun_names_is_held_to_the_allow_list_too(signing_key, mailbox):
+    from mail.models import MailRefusal
+
+    mailbox.allowed_senders = ["example.com"]
+    mailbox.save()
+    response = Client().post(URL, posted(sender="attacker@evil.example"))
+    assert response.status_code == 200  # anymail took it; Kindgi refused it
+    refusal = MailRefusal.objects.get()
+    assert (refusal.reason, refusal.sender) == ("sender-not-allowed", "attacker@evil.example")
+    assert not Run.objects.exists()

@@ -74,6 +74,39 @@ def test_a_sender_outside_the_allow_list_is_refused(receiver, mailbox):
     assert Run.objects.count() == 2
 
 
+def test_a_forged_from_does_not_carry_an_envelope_sender_outside_the_allow_list(receiver, mailbox):
+    """MAIL FROM:<attacker@evil.example> with From: boss@trusted.example, and no DKIM asked for:
+    the envelope sender is asked too, and named in the refusal."""
+    mailbox.allowed_senders = ["trusted.example"]
+    mailbox.save()
+    spoofed = mail(sender="boss@trusted.example")
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        send(receiver, spoofed, envelope_sender="Attacker@Evil.example")
+    assert refused.value.smtp_code == 550
+    assert b"envelope sender (MAIL FROM) attacker@evil.example may not send" in refused.value.smtp_error
+    refusal = only_refusal()
+    assert (refusal.reason, refusal.sender) == ("sender-not-allowed", "attacker@evil.example")
+    assert "MAIL FROM" in refusal.detail
+    assert not Run.objects.exists()
+    assert not MailMessage.objects.exists()
+
+    # The same mail from an envelope sender on the list starts its run.
+    send(
+        receiver,
+        mail(sender="boss@trusted.example", message_id="<ok@x>"),
+        envelope_sender="ops@trusted.example",
+    )
+    assert Run.objects.count() == 1
+
+
+def test_a_bounces_empty_envelope_sender_is_still_a_bounce_under_an_allow_list(receiver, mailbox):
+    mailbox.allowed_senders = ["example.com"]
+    mailbox.save()
+    send(receiver, mail(), envelope_sender="")
+    assert only_refusal().reason == "bounce"
+    assert not Run.objects.exists()
+
+
 def test_a_mail_over_the_mailboxs_size_limit_is_refused(receiver, mailbox):
     mailbox.size_limit = 2000
     mailbox.save()

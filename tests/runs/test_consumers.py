@@ -112,8 +112,14 @@ def test_a_session_user_may_connect():
     async_to_sync(scenario)()
 
 
-@pytest.mark.parametrize("who", ["anonymous", "wrong token", "other tenant", "no tenant"])
-def test_who_may_not_see_the_run_is_refused_at_connect(who):
+@pytest.mark.parametrize(
+    ("who", "code"),
+    [("anonymous", 4401), ("wrong token", 4401), ("other tenant", 4404), ("no tenant", 4403)],
+)
+def test_who_may_not_see_the_run_is_told_why_at_connect_with_a_close_code(who, code):
+    """Accepted, then closed at once with the code docs/api.md promises (a refused handshake is
+    a bare HTTP 403 to a client); another tenant's run is "nothing here", as for a run that
+    does not exist."""
     from django.contrib.auth import get_user_model
 
     flow = start_flow()
@@ -125,8 +131,10 @@ def test_who_may_not_see_the_run_is_refused_at_connect(who):
     }[who]
 
     async def scenario():
-        connected, _ = await communicator(flow.pk, token=token).connect()
-        assert not connected
+        socket = communicator(flow.pk, token=token)
+        connected, _ = await socket.connect()
+        assert connected
+        assert await socket.receive_output(timeout=5) == {"type": "websocket.close", "code": code}
 
     async_to_sync(scenario)()
 

@@ -17,6 +17,11 @@ from kindgi.tools import ToolDefinition, ToolOrigin
 # MCP tools have no versions of their own; the catalog lists each one at this version.
 MCP_TOOL_VERSION = "1.0.0"
 
+# What Kindgi says of an MCP call that did not reach its server or got no answer: its own words,
+# never the server's (the model reads them as Kindgi's, not as outside data).
+MCP_SERVER_UNAVAILABLE = "MCP_SERVER_UNAVAILABLE"
+MCP_TIMEOUT = "MCP_TIMEOUT"
+
 
 class McpArguments(BaseModel):
     """The arguments of an MCP call once the server's schema accepted them, kept as they came."""

@@ -9,7 +9,7 @@ write (cancelled, failed by a crash), is shown with the steps its journal holds 
 from typing import Any
 
 from runs.calls import agent_tools, target_of
-from runs.engine.conversation import caught_up, tool_message
+from runs.engine.conversation import caught_up, from_outside, tool_message
 from runs.engine.state import RunState
 from runs.models import Run, RunStatus
 from runs.selectors import run_journal
@@ -36,8 +36,7 @@ def conversation_of(run: Run) -> list[dict[str, Any]]:
         done = state.results.get(call_id)
         if done is None:
             return None
-        tool = tools.get(done.tool_id)
-        outside = bool(tool and tool.result_is_outside_data)
+        outside = from_outside(done, tools.get(done.tool_id))
         return tool_message(call_id=call_id, tool_id=done.tool_id, result=done.result, outside_data=outside)
 
     return caught_up(run.messages, state.replies_since_stop, result_message)

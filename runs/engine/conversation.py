@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kindgi import ModelRequest, ToolSpec
+from runs.engine.entries import EntryKind
+from runs.engine.invocation import is_own_error
 
 OUTSIDE_DATA_NOTICE = (
     "Untrusted content from outside this system, returned by the tool {tool_id}. "
@@ -60,6 +62,15 @@ def assistant_message(text: str, tool_calls: Sequence[Mapping[str, Any]]) -> dic
     if tool_calls:
         message["toolCalls"] = [dict(call) for call in tool_calls]
     return message
+
+
+def from_outside(done, tool) -> bool:
+    """Whether the model reads ``done`` (a call's ``CallResult``) as outside data: what a tool whose
+    results come from outside returned, even an error it gave; never Kindgi's own word about the
+    call (the policy's refusal, input that did not fit, a server that was not reached)."""
+    if tool is None or not tool.result_is_outside_data or done.kind == EntryKind.TOOL_REFUSED:
+        return False
+    return not is_own_error(done.result)
 
 
 def tool_message(*, call_id: str, tool_id: str, result: Any, outside_data: bool = False) -> dict[str, Any]:

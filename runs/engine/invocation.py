@@ -22,12 +22,22 @@ from pydantic import BaseModel, ValidationError
 from core.conf import setting
 from core.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
 from kindgi import ToolContext, ToolDefinition, ToolError
-from kindgi.mcp import McpTool
+from kindgi.mcp import MCP_SERVER_UNAVAILABLE, MCP_TIMEOUT, McpTool
 from runs.engine.validation import INPUT_ERROR_LIMIT, field_errors, json_pointer, strictly_validate
 
 INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
 INVALID_TOOL_OUTPUT = "INVALID_TOOL_OUTPUT"
 TOOL_FAILED = "TOOL_FAILED"
+
+# Errors that are Kindgi's word about a call (its input did not fit, its server was not reached),
+# not anything the tool or its server returned: never shown to the model as outside data.
+OWN_ERROR_CODES = frozenset({INVALID_TOOL_INPUT, MCP_SERVER_UNAVAILABLE, MCP_TIMEOUT})
+
+
+def is_own_error(result: Any) -> bool:
+    """Whether ``result`` is error data Kindgi made (``OWN_ERROR_CODES``)."""
+    error = result.get("error") if isinstance(result, dict) else None
+    return isinstance(error, dict) and error.get("code") in OWN_ERROR_CODES
 
 
 class CallStatus(StrEnum):
@@ -113,7 +123,10 @@ def check_arguments(tool: ToolDefinition, arguments: Any) -> BaseModel | Invalid
 
 
 def _check_against_schema(tool: McpTool, arguments: Any) -> BaseModel | InvalidArguments:
-    """An MCP tool's input has no pydantic model: the server's JSON schema judges it."""
+    """An MCP tool's input has no pydantic model: the server's JSON schema judges it, and, as for
+    a pack's tool, a field the schema does not name is refused (servers' schemas seldom forbid
+    other fields, which would let an edit add what the model never asked for) unless the schema
+    says that others are welcome."""
     if not isinstance(arguments, dict):
         return InvalidArguments(errors=(f"/: must be an object, not {type(arguments).__name__}",))
     try:
@@ -121,14 +134,25 @@ def _check_against_schema(tool: McpTool, arguments: Any) -> BaseModel | InvalidA
         errors = sorted(
             validator.iter_errors(arguments), key=lambda error: [str(part) for part in error.absolute_path]
         )
+        found = [(list(error.absolute_path), error.message) for error in errors]
     except SchemaError as error:
         return InvalidArguments(errors=(f"/: the server's input schema is invalid: {error.message}",))
-    if errors:
-        listed = tuple(
-            f"{json_pointer(error.absolute_path)}: {error.message}" for error in errors[:INPUT_ERROR_LIMIT]
-        )
-        return InvalidArguments(errors=listed, more=len(errors) - len(listed))
+    found += _unknown_fields(tool.input_schema, arguments)
+    if found:
+        listed = tuple(f"{json_pointer(path)}: {message}" for path, message in found[:INPUT_ERROR_LIMIT])
+        return InvalidArguments(errors=listed, more=len(found) - len(listed))
     return tool.input_model.model_validate(arguments)
+
+
+def _unknown_fields(schema: dict[str, Any], arguments: dict[str, Any]) -> list[tuple[list[str], str]]:
+    """The top-level fields that a schema naming its fields does not name, when the schema says
+    nothing of others (one that says ``additionalProperties`` has been heard by its validator)."""
+    named = schema.get("properties")
+    if not isinstance(named, dict) or "additionalProperties" in schema:
+        return []
+    known = ", ".join(sorted(named)) or "none"
+    unknown = sorted(name for name in arguments if name not in named)
+    return [([name], f"unknown field (the fields are: {known})") for name in unknown]
 
 
 def validate_arguments(

@@ -47,6 +47,8 @@ class JournalLike(Protocol):
 class CallResult:
     tool_id: str
     result: Any
+    # The journal entry that holds it: tool.completed, tool.failed, or tool.refused (the policy's).
+    kind: str = ""
 
 
 @dataclass
@@ -86,7 +88,9 @@ class RunState:
         if kind == EntryKind.TOOL_CALLED:
             self.called.add(payload["callId"])
         elif kind in RESULT_KINDS:
-            self.results[payload["callId"]] = CallResult(tool_id=payload["toolId"], result=payload["result"])
+            self.results[payload["callId"]] = CallResult(
+                tool_id=payload["toolId"], result=payload["result"], kind=kind
+            )
         elif kind == EntryKind.NODE_COMPLETED:
             self.node_outputs[node_id] = payload["output"]
         elif kind == EntryKind.MODEL_CALLED:

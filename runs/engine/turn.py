@@ -29,6 +29,7 @@ from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
     caught_up,
+    from_outside,
     mail_message,
     model_request,
     pending_tool_calls,
@@ -258,9 +259,12 @@ class AgentTurn:
 
     def _message(self, call_id: str) -> dict[str, Any]:
         done = self.state.results[call_id]
-        tool = self.ctx.tools.get(done.tool_id)
-        outside = bool(tool and tool.result_is_outside_data)
-        return tool_message(call_id=call_id, tool_id=done.tool_id, result=done.result, outside_data=outside)
+        return tool_message(
+            call_id=call_id,
+            tool_id=done.tool_id,
+            result=done.result,
+            outside_data=from_outside(done, self.ctx.tools.get(done.tool_id)),
+        )
 
     def _traits(self, call: ProposedCall, ctx: PolicyContext) -> CallTraits:
         """What scheduling needs to know of a call (whether it runs is the policy's to decide)."""

@@ -3,10 +3,14 @@ catalog and in runs: every call through the one call policy, never read-only wha
 claims, results as outside data, every failure as data for the model."""
 
 import html
+import os
+import signal
+import time
 
 import pytest
 from django.test import override_settings
 
+from approvals.exceptions import ApprovalInputError
 from approvals.models import Approval
 from runs.actions import check_start_run
 from runs.models import RunStatus
@@ -30,6 +34,17 @@ DRY_RUN_MESSAGE = (
 
 def tool_result(run, call_id: str):
     return next(m for m in run.messages if m.get("callId") == call_id)
+
+
+def wait_until_gone(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} is still there")
 
 
 def writes(log) -> list[str]:
@@ -112,7 +127,9 @@ class TestNeverReadOnly:
         run = start("mcp-probe.reader", read_only=True)
         assert run.status == RunStatus.COMPLETED
         assert SCRIPT.requests[0].tools == ()
-        assert tool_result(run, "c1")["content"]["error"]["code"] == "TOOL_NOT_ALLOWED"
+        refusal = tool_result(run, "c1")
+        assert refusal["content"]["error"]["code"] == "TOOL_NOT_ALLOWED"
+        assert "outsideData" not in refusal  # the policy's word, not the server's
         assert not run.journal.filter(kind="tool.called").exists()
 
     def test_a_gated_agent_asks_before_it_and_an_approved_call_runs_once(self, notes, notes_log):
@@ -135,6 +152,35 @@ class TestNeverReadOnly:
         # What the model read next: the result inside the outside-data envelope.
         seen = next(m for m in SCRIPT.requests[1].messages if m.get("callId") == "c1")
         assert "Untrusted content" in str(seen["content"])
+
+    def test_an_edit_that_adds_a_field_the_server_never_named_is_refused(self, notes, notes_log):
+        SCRIPT.replies[:] = [calls(("c1", "notes.write-note", {"name": "todo", "text": "buy milk"}))]
+        run = start("mcp-probe.clerk")
+        edited = {"name": "todo", "text": "buy milk", "overwrite_all": True}
+        with pytest.raises(ApprovalInputError) as refused:
+            decide(run, "c1", arguments=edited)
+        unknown = "/arguments/overwrite_all: unknown field (the fields are: name, text)"
+        assert refused.value.errors == [unknown]
+        assert Approval.objects.get(run=run).status == "pending"
+        assert writes(notes_log) == []
+
+    def test_an_approved_call_reaches_a_server_that_died_while_it_waited_once(self, notes, notes_log):
+        spec = spec_from_config(McpServer.objects.get(name="notes").config())
+        first_pid = POOL.call_tool(spec, "server_pid", {}).structured_content["result"]
+        SCRIPT.replies[:] = [
+            calls(("c1", "notes.write-note", {"name": "todo", "text": "buy milk"})),
+            answer("written"),
+        ]
+        run = start("mcp-probe.clerk")
+        assert run.status == RunStatus.SUSPENDED
+        os.kill(first_pid, signal.SIGKILL)
+        wait_until_gone(first_pid)
+
+        run = decide(run, "c1")
+        assert run.status == RunStatus.COMPLETED
+        assert tool_result(run, "c1")["content"] == {"name": "todo", "text": "buy milk"}
+        assert writes(notes_log) == ["todo"]
+        assert POOL.call_tool(spec, "server_pid", {}).structured_content["result"] != first_pid
 
     def test_the_clerk_asks_even_before_the_tool_the_server_calls_read_only(self, notes):
         SCRIPT.replies[:] = [calls(("c1", "notes.read-note", {"name": "welcome"}))]
@@ -176,6 +222,37 @@ class TestFailuresAreData:
             "name": "welcome",
             "text": "Hello from the notes server.",
         }
+
+    def test_a_field_the_server_schema_does_not_name_is_refused(self, notes):
+        run = self.run_reader(("c1", "notes.read-note", {"name": "welcome", "as_admin": True}))
+        error = tool_result(run, "c1")["content"]["error"]
+        assert error["code"] == "INVALID_TOOL_INPUT"
+        assert error["message"].endswith("/as_admin: unknown field (the fields are: name)")
+        assert not run.journal.filter(kind="tool.called").exists()
+
+    def test_kindgis_own_word_about_a_call_is_not_wrapped_as_outside_data(self, notes):
+        run = self.run_reader(
+            ("c1", "notes.read-note", {"nom": "welcome"}),
+            ("c2", "notes.read-note", {"name": "missing"}),
+            ("c3", "notes.crash-server", {}),
+        )
+        own, from_server, unreachable = (tool_result(run, call_id) for call_id in ("c1", "c2", "c3"))
+        assert own["content"]["error"]["code"] == "INVALID_TOOL_INPUT"
+        assert "outsideData" not in own
+        assert unreachable["content"]["error"] == {
+            "code": "MCP_SERVER_UNAVAILABLE",
+            "message": "The MCP server notes could not be reached, or the connection to it broke.",
+            "retryable": True,
+            "recommendedAction": "Retry later, or tell the user the tool is unavailable.",
+        }
+        assert "outsideData" not in unreachable
+        # what the server itself said, even an error, stays outside data
+        assert from_server["content"]["error"]["code"] == "MCP_TOOL_ERROR"
+        assert from_server["outsideData"] is True
+        seen = {m["callId"]: str(m["content"]) for m in SCRIPT.requests[1].messages if m.get("callId")}
+        assert "Untrusted content" not in seen["c1"]
+        assert "Untrusted content" not in seen["c3"]
+        assert "Untrusted content" in seen["c2"]
 
     def test_a_call_that_takes_too_long(self, notes):
         with override_settings(KINDGI_MCP_TIMEOUT_SECONDS=1):

@@ -120,7 +120,9 @@ class TestScheduling:
 
     def test_at_most_eight_at_once(self):
         labels = [f"r{i}" for i in range(9)]
-        SCRIPT.replies = [calls(*reads("probe.read", *labels)), answer()]
+        # long enough that eight threads on a loaded machine all start before the first ends
+        slow_reads = [(label, "probe.read", {"label": label, "pause_ms": 600}) for label in labels]
+        SCRIPT.replies = [calls(*slow_reads), answer()]
         start("probe.free")
         assert overlapping(TIMELINE, *labels[:8])
         assert all(before(TIMELINE, label, "r8") for label in labels[:8])

@@ -51,6 +51,17 @@ class _Connection:
         self._closed: asyncio.Event | None = None
         self._holder: asyncio.Task | None = None
 
+    async def live_client(self) -> Client:
+        """The session, opened anew first if the server went away while it sat idle (a stdio
+        server that exited): a call (one a person approved, perhaps) is then not spent on a
+        connection that was already gone, and it is never sent twice, since a session known to be
+        closed sends nothing."""
+        client = await self.client()
+        if _closed_already(client):
+            self.drop()
+            client = await self.client()
+        return client
+
     async def client(self) -> Client:
         async with self._lock:
             if self._client is None:
@@ -91,6 +102,15 @@ class _Connection:
         if self._closed is not None:
             self._closed.set()
         self._client = None
+
+
+def _closed_already(client: Client) -> bool:
+    """Whether the session has seen its transport end (the server's stdout closed). The SDK keeps
+    this to itself and has no ping under the 2026 protocol, so it is read where the SDK keeps it;
+    a version that moves it reads as open, and the call fails as it did before (see
+    tests/mcp/test_mcp_tools.py, which would then fail)."""
+    dispatcher = getattr(client.session, "_dispatcher", None)
+    return getattr(dispatcher, "_closed", False) is True
 
 
 def _transport(spec: ServerSpec):
@@ -220,15 +240,15 @@ class McpPool:
         async def call(client: Client) -> mcp_types.CallToolResult:
             return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
 
-        return self._run(self._with_client(connection, call, timeout), timeout)
+        return self._run(self._with_client(connection, call, timeout, live=True), timeout)
 
-    async def _with_client(self, connection: _Connection, use, timeout: float) -> Any:
+    async def _with_client(self, connection: _Connection, use, timeout: float, *, live: bool = False) -> Any:
         import mcp_types
         from mcp import MCPError
 
         try:
             async with asyncio.timeout(timeout):
-                return await use(await connection.client())
+                return await use(await (connection.live_client() if live else connection.client()))
         except TimeoutError:
             raise McpTimeout(f"no answer within {timeout:g} s") from None
         except MCPError as error:

@@ -6,6 +6,7 @@ What a call returns reaches the model as data in every case: the server's struct
 breaks mid-call and a timeout each become error data with ``retryable`` set, and the run goes on.
 """
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,15 +14,15 @@ from django.db.models import Q
 
 from kindgi import ToolContext, ToolDefinition, ToolError
 from kindgi.effects import Effect
-from kindgi.mcp import MCP_TOOL_VERSION, McpArguments, McpTool
+from kindgi.mcp import MCP_SERVER_UNAVAILABLE, MCP_TIMEOUT, MCP_TOOL_VERSION, McpArguments, McpTool
 from tools.mcp.client import POOL, McpRefused, McpTimeout, McpUnavailable
 from tools.mcp.specs import ServerSpec, ServerSpecError, spec_from_config
 from tools.models import McpServer, Tool
 from tools.registry import get_registry
 
+logger = logging.getLogger("kindgi.mcp")
+
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
-MCP_SERVER_UNAVAILABLE = "MCP_SERVER_UNAVAILABLE"
-MCP_TIMEOUT = "MCP_TIMEOUT"
 MCP_REFUSED = "MCP_REFUSED"
 
 
@@ -79,7 +80,7 @@ def _caller(config: dict[str, Any], remote_name: str, *, confined: bool):
         try:
             spec: ServerSpec = spec_from_config(config, confined=confined)
             result = POOL.call_tool(spec, remote_name, arguments.model_dump(mode="json"))
-        except McpTimeout as error:
+        except McpTimeout as error:  # its message is the pool's own ("no answer within 30 s")
             raise ToolError(
                 MCP_TIMEOUT,
                 f"The MCP server {config['name']} did not answer in time: {error}.",
@@ -87,9 +88,12 @@ def _caller(config: dict[str, Any], remote_name: str, *, confined: bool):
                 recommended_action="Retry once; if it times out again, tell the user the tool is slow.",
             ) from None
         except (McpUnavailable, ServerSpecError) as error:
+            # The model reads this as Kindgi's own word, so it says nothing the server could have
+            # written (an HTTP reason phrase, say); the operator's log has the detail.
+            logger.warning("MCP server %s: the call to %s failed: %s", config["name"], remote_name, error)
             raise ToolError(
                 MCP_SERVER_UNAVAILABLE,
-                f"The MCP server {config['name']} could not be reached: {error}.",
+                f"The MCP server {config['name']} could not be reached, or the connection to it broke.",
                 retryable=True,
                 recommended_action="Retry later, or tell the user the tool is unavailable.",
             ) from None

@@ -62,7 +62,7 @@ def escalation_error(steps: Any, *, tenant) -> str | None:
                 .values_list("username", flat=True)
             )
             if strangers := [name for name in value if name not in known]:
-                return f"{where}: not members of {tenant}: {', '.join(strangers)}"
+                return f"{where}: not members of {tenant}: {', '.join(map(repr, strangers))}"
     return None
 
 

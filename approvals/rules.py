@@ -102,6 +102,7 @@ def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None
     ttl = fields.get("ttl_seconds")
     if ttl is not None and (problem := whole_number_error(ttl, low=1, high=SECONDS_MAX)):
         errors["ttl_seconds"] = f"{problem} (seconds), or empty for the site's default"
-    if problem := escalation_error(fields.get("escalation") or [], tenant=tenant):
+    escalation = fields.get("escalation")
+    if problem := escalation_error([] if escalation is None else escalation, tenant=tenant):
         errors["escalation"] = problem
     return errors

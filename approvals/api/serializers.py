@@ -3,8 +3,10 @@
 from django.contrib.auth import get_user_model
 from django.db import models
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from approvals.escalation_steps import MAX_STEPS
 from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
 from approvals.roles import reviewer_roles
 from approvals.rules import MAX_REQUIRED_APPROVALS, RULE_FIELDS, rule_errors
@@ -19,6 +21,7 @@ from core.api.fields import (
     StrictUUIDField,
 )
 from core.bounds import SECONDS_MAX
+from kindgi.effects import EffectKind
 
 
 class ConnectionRefSerializer(serializers.Serializer):
@@ -170,7 +173,8 @@ class DecisionItemSerializer(StrictSerializer):
 
 
 class DecisionsSerializer(StrictSerializer):
-    decisions = DecisionItemSerializer(many=True, min_length=1, max_length=100)
+    # A list field, not many=True: the schema then states the bounds the API holds.
+    decisions = serializers.ListField(child=DecisionItemSerializer(), min_length=1, max_length=100)
 
 
 class ItemErrorSerializer(serializers.Serializer):
@@ -251,6 +255,50 @@ class RegisterReviewerSerializer(StrictSerializer):
     )
 
 
+def _escalation_step(action: str, value: dict) -> dict:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["afterSeconds", action],
+        "properties": {
+            "afterSeconds": {"type": "integer", "minimum": 1, "maximum": SECONDS_MAX},
+            action: value,
+        },
+    }
+
+
+_USERNAMES = {"type": "array", "minItems": 1, "items": {"type": "string"}}
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "maxItems": MAX_STEPS,
+        "items": {
+            "oneOf": [
+                _escalation_step("raiseRole", {"type": "string", "enum": reviewer_roles()}),
+                _escalation_step("notify", _USERNAMES),
+                _escalation_step("addReviewers", _USERNAMES),
+                _escalation_step("expire", {"type": "boolean", "enum": [True]}),
+            ]
+        },
+    }
+)
+class EscalationField(serializers.JSONField):
+    """A rule's escalation steps, checked by ``approvals.escalation_steps`` (which says more than
+    a schema can: steps come later each, expire is last, usernames are the tenant's)."""
+
+
+@extend_schema_field({"type": "string", "enum": ["", *EffectKind]})
+class EffectKindField(StrictCharField):
+    """An effect kind, or blank for any (``approvals.rules`` says which are)."""
+
+
+@extend_schema_field({"type": "string", "enum": ["", *reviewer_roles()]})
+class RequiredRoleField(StrictCharField):
+    """A reviewer role, or blank for any."""
+
+
 class ApprovalRuleSerializer(StrictModelSerializer):
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
@@ -259,11 +307,11 @@ class ApprovalRuleSerializer(StrictModelSerializer):
     }
     toolPattern = StrictCharField(source="tool_pattern", default="*")
     agentPattern = StrictCharField(source="agent_pattern", default="*")
-    effectKind = StrictCharField(source="effect_kind", allow_blank=True, default="")
+    effectKind = EffectKindField(source="effect_kind", allow_blank=True, default="")
     resourcePattern = StrictCharField(source="resource_pattern", allow_blank=True, default="")
     condition = StrictCharField(allow_blank=True, default="")
     gate = serializers.ChoiceField(choices=ApprovalRule.Gate.choices)
-    requiredRole = StrictCharField(source="required_role", allow_blank=True, default="")
+    requiredRole = RequiredRoleField(source="required_role", allow_blank=True, default="")
     reviewers = StrictManyRelatedField(
         child_relation=serializers.SlugRelatedField(
             slug_field="username", queryset=get_user_model().objects.all()
@@ -286,11 +334,12 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         max_value=MAX_REQUIRED_APPROVALS,
         help_text="How many distinct reviewers must approve a call before it runs; any rejection rejects.",
     )
-    escalation = serializers.JSONField(
+    escalation = EscalationField(
         required=False,
         default=list,
         help_text='Steps while an approval waits, e.g. [{"afterSeconds": 60, "raiseRole": "senior"}, '
-        '{"afterSeconds": 120, "expire": true}]; also notify and addReviewers (usernames).',
+        '{"afterSeconds": 120, "expire": true}]; also notify and addReviewers (usernames). Steps come '
+        "later each, and expire is the last.",
     )
     enabled = StrictBooleanField(default=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)

@@ -1,3 +1,4 @@
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
@@ -28,8 +29,10 @@ class AuditListApi(generics.ListAPIView):
             OpenApiParameter("actor", str, description="A username."),
             OpenApiParameter("surface", str, enum=list(Surface.values)),
             OpenApiParameter("targetType", str, description="rule, reviewer, token, schedule, mailbox…"),
-            OpenApiParameter("since", str, description="ISO 8601: only changes at or after it."),
-            OpenApiParameter("until", str, description="ISO 8601: only changes before it."),
+            OpenApiParameter(
+                "since", OpenApiTypes.DATETIME, description="ISO 8601: only changes at or after it."
+            ),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="ISO 8601: only changes before it."),
         ]
     )
     def get(self, request, *args, **kwargs):

@@ -57,14 +57,8 @@ class JsonObjectField(serializers.JSONField):
         return super().to_internal_value(data)
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "additionalProperties": True,
-        "nullable": True,
-        "description": "Any JSON value: the flow's output, or the agent's {reply}.",
-    }
-)
+# No "type": OpenAPI 3.0 says any JSON value so (a string, a number, a list, an object or null).
+@extend_schema_field({"nullable": True, "description": "Any JSON value."})
 class JsonValueField(serializers.JSONField):
     pass
 
@@ -136,14 +130,14 @@ def choice_param(request, name: str, choices) -> str | None:
 
 
 def datetime_param(request, name: str):
-    """A query parameter that must be an ISO 8601 date and time (or a date) when given; one with
-    no time zone is taken as UTC."""
+    """A query parameter that must be an ISO 8601 date and time (or a date) when given, even
+    blank; one with no time zone is taken as UTC."""
     from datetime import UTC, datetime, time
 
     from django.utils.dateparse import parse_date, parse_datetime
 
     value = request.query_params.get(name)
-    if value is None or value == "":
+    if value is None:
         return None
     try:
         moment = parse_datetime(value)
@@ -155,7 +149,13 @@ def datetime_param(request, name: str):
         raise ValidationError(
             {name: f"{value!r} is not an ISO 8601 date and time, e.g. 2026-12-04T09:00:00Z"}
         )
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        # In UTC: PostgreSQL refuses an offset beyond 15:59, which ISO 8601 allows.
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError({name: f"{value!r} is out of range once in UTC"}) from None
 
 
 def int_param(request, name: str, *, low: int, high: int, default: int) -> int:

@@ -54,6 +54,18 @@ class ItemsCursorPagination(CursorPagination):
             return None
         return parse_qs(urlparse(link).query).get(self.cursor_query_param, [None])[0]
 
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_page_size,
+                    "default": self.page_size,
+                }
+        return parameters
+
     def get_paginated_response_schema(self, schema):
         return {
             "type": "object",

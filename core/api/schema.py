@@ -32,7 +32,8 @@ ERROR_SCHEMA = {
 }
 
 ERRORS = {
-    "400": "The request is malformed or a field is invalid.",
+    "400": "The request is malformed or a field is invalid (a NUL character anywhere in a JSON body "
+    "is refused: it cannot be stored).",
     "401": "No API token or session, or the token is not valid.",
     "403": "Not allowed: no tenant, not a reviewer, a role too low, or not a tenant admin.",
     "404": "No such resource in your tenant.",

@@ -26,9 +26,52 @@ def test_the_schema_is_valid_openapi_3_and_documents_every_endpoint(client):
         name: body for name, body in schema["components"]["schemas"].items() if name.endswith("Request")
     }
     assert {"StartRunRequest", "CompleteApprovalRequest", "ApprovalRuleRequest"} <= set(requests)
-    assert all(body["additionalProperties"] is False for body in requests.values())
+    shapes = [shape for body in requests.values() for shape in body.get("oneOf", [body])]
+    assert all(shape["additionalProperties"] is False for shape in shapes)
     errors = schema["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["details"]
     assert set(errors["properties"]) == {"errors", "fields"}
+
+
+@pytest.fixture
+def schema(client, db):
+    return client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+
+def parameter(schema, path: str, name: str) -> dict:
+    [found] = [p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == name]
+    return found["schema"]
+
+
+def test_the_schema_states_the_bounds_and_shapes_the_api_holds(schema):
+    """What the API refuses, the schema forbids (schemathesis found each disagreement)."""
+    assert parameter(schema, "/api/v1/runs", "limit") == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 200,
+        "default": 50,
+    }
+    assert parameter(schema, "/api/v1/audit", "since") == {"type": "string", "format": "date-time"}
+    components = schema["components"]["schemas"]
+    escalation = components["ApprovalRuleRequest"]["properties"]["escalation"]
+    assert escalation["type"] == "array"
+    assert "nullable" not in escalation
+    assert escalation["maxItems"] == 10
+    assert components["DecisionsRequest"]["properties"]["decisions"]["minItems"] == 1
+    approval, rejection = components["CompleteApprovalRequest"]["oneOf"]
+    assert approval["properties"]["decision"]["enum"] == ["approve"]
+    assert "rationale" not in approval["required"]
+    assert rejection["properties"]["decision"]["enum"] == ["reject"]
+    assert "rationale" in rejection["required"]
+    assert rejection["properties"]["rationale"]["minLength"] == 1
+    assert "arguments" not in rejection["properties"]
+    # A message's content is text for people and the tool's result for a tool: any JSON value.
+    assert "type" not in components["Message"]["properties"]["content"]
+    rule = components["ApprovalRuleRequest"]["properties"]
+    blank = {"$ref": "#/components/schemas/BlankEnum"}
+    assert rule["effectKind"]["oneOf"] == [{"$ref": "#/components/schemas/EffectKindEnum"}, blank]
+    assert "writes" in components["EffectKindEnum"]["enum"]
+    assert rule["requiredRole"]["oneOf"] == [{"$ref": "#/components/schemas/RequiredRoleEnum"}, blank]
+    assert components["RequiredRoleEnum"]["enum"] == ["standard", "senior", "admin"]
 
 
 @pytest.mark.django_db

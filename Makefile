@@ -45,10 +45,11 @@ format: install-dev
 	$(VENV)/bin/ruff format .
 
 # The suite runs on SQLite, then again on PostgreSQL with the tests that need it. Where no
-# PostgreSQL answers that second pass is left out with a message, except in CI (CI=true),
-# where that is an error. The second pass leaves out what never touches the test database (the
-# pack SDK, the engine's kernel, the docs, the bench harness, the Makefile, and `kindgi dev`,
-# which serves a SQLite database of its own): those ran, the same, in the first.
+# PostgreSQL answers that second pass is left out with a message, except in CI (CI set to anything
+# but 0 or false: tests/ci.py decides, for the suite too), where that is an error. The second pass
+# leaves out what never touches the test database (the pack SDK, the engine's kernel, the docs,
+# the bench harness, the Makefile, the CI guard, and `kindgi dev`, which serves a SQLite database
+# of its own): those ran, the same, in the first.
 #
 # Each pass spreads its test files over TEST_PROCESSES processes (pytest-xdist, a test database
 # each). The schema fuzz test runs on its own after them: schemathesis gives all its cases one
@@ -56,7 +57,7 @@ format: install-dev
 POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 TEST_PROCESSES ?= 2
 NOT_DATABASE_TESTS := tests/kindgi tests/runs/engine tests/test_docs.py tests/test_bench.py \
-	tests/test_makefile.py tests/cli/test_dev.py tests/cli/test_init.py
+	tests/test_makefile.py tests/test_ci.py tests/cli/test_dev.py tests/cli/test_init.py
 FUZZ_TESTS := tests/api/test_fuzz.py
 PARALLEL := --numprocesses $(TEST_PROCESSES) --dist loadfile --ignore=$(FUZZ_TESTS)
 
@@ -66,7 +67,7 @@ test: lint
 	@if DATABASE_URL=$(POSTGRES_URL) $(PY) bin/postgres-reachable; then \
 		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(PARALLEL) $(addprefix --ignore=,$(NOT_DATABASE_TESTS)) && \
 		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(FUZZ_TESTS); \
-	elif [ "$$CI" = "true" ]; then \
+	elif $(PY) -m tests.ci; then \
 		echo "error: the PostgreSQL tests must run in CI, and $(POSTGRES_URL) does not answer" >&2; exit 1; \
 	else \
 		echo "PostgreSQL does not answer at $(POSTGRES_URL): its tests were not run (CI runs them)"; \

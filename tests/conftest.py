@@ -1,10 +1,9 @@
-import os
-
 import pytest
 from django.conf import settings
 
 from packs.acme_ops.status_page import STATUS_PAGE
 from packs.my_pack.order_book import ORDER_BOOK
+from tests.ci import in_ci
 
 # pytest-django turns DEBUG off, and a site without DEBUG must seal connections with a key of its
 # own (kindgi.E010): the tests' own, unless the environment gives one.
@@ -37,6 +36,6 @@ def _postgres_tests_run_on_postgres(request):
         return
     if "postgresql" in settings.DATABASES["default"]["ENGINE"]:
         return
-    if os.environ.get("CI") == "true":
+    if in_ci():
         pytest.fail("this test needs PostgreSQL, and in CI it must run: use make test (its PostgreSQL pass)")
     pytest.skip("needs PostgreSQL: make test runs it with DATABASE_URL set")

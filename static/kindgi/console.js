@@ -125,6 +125,11 @@
     if (mergeQueue(holder)) event.detail.shouldSwap = false;
   });
 
+  // A live region says when its socket is open, and when it closed: updates reach the page only
+  // while it is open, so whoever waits for them (the browser tests do) can wait for that, not guess.
+  document.addEventListener("htmx:wsOpen", function (event) { event.target.dataset.socket = "open"; });
+  document.addEventListener("htmx:wsClose", function (event) { event.target.dataset.socket = "closed"; });
+
   document.addEventListener("DOMContentLoaded", function () {
     focusFromHash();
     showDiff();

@@ -20,6 +20,11 @@ def sign_in(page, server, username):
     expect(page.locator("h1")).to_have_text("Waiting for a decision")
 
 
+def wait_for_the_live_socket(page):
+    """Live updates reach the page only once its socket is open, which the page marks (console.js)."""
+    expect(page.locator("#live")).to_have_attribute("data-socket", "open")
+
+
 def start_status_run(server, user, message):
     _, token = do_create_token(user=user)
     response = httpx.post(
@@ -47,7 +52,7 @@ def test_a_new_approval_appears_without_a_reload_and_approving_completes_the_run
     ada = reviewer("ada")
     sign_in(page, server, "ada")
     expect(page.get_by_text("Nothing waits for a decision")).to_be_visible()
-    page.wait_for_timeout(300)  # the queue's socket is open
+    wait_for_the_live_socket(page)
 
     run = start_status_run(server, ada, "Checkout is back to normal.")
     row = page.locator("tr.approval-row")
@@ -74,7 +79,7 @@ def test_the_run_page_follows_the_run_live(server, page, screenshot):
     sign_in(page, server, "ada")
     page.goto(f"{server.url}/console/runs/{run['id']}/")
     expect(page.locator("#run-status")).to_have_text("suspended")
-    page.wait_for_timeout(300)
+    wait_for_the_live_socket(page)
     decide_by_api(server, ada, Approval.objects.get(run_id=run["id"]).pk)
     expect(page.locator("#run-status")).to_have_text("completed")  # no reload
     expect(page.locator("svg.timeline")).to_contain_text("approved by Ada")

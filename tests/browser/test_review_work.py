@@ -9,7 +9,13 @@ from playwright.sync_api import expect
 
 from approvals.models import Approval
 from tenants.tokens import do_create_token
-from tests.browser.test_console_in_a_browser import PASSWORD, decide_by_api, sign_in, start_status_run
+from tests.browser.test_console_in_a_browser import (
+    PASSWORD,
+    decide_by_api,
+    sign_in,
+    start_status_run,
+    wait_for_the_live_socket,
+)
 from tests.factories import principal, reviewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,7 +31,7 @@ def test_a_live_arrival_keeps_the_ticked_boxes_and_the_typed_rationale(server, p
     for box in boxes.all():
         box.check()
     page.fill("input[name=rationale]", "Half typed")
-    page.wait_for_timeout(300)  # the queue's socket is open
+    wait_for_the_live_socket(page)
 
     start_status_run(server, ada, "A fourth arrives")
     expect(page.locator("tr.approval-row")).to_have_count(4)
@@ -49,7 +55,7 @@ def test_a_decision_taken_elsewhere_appears_on_an_open_page_with_its_record(serv
     sign_in(page, server, "ada")
     page.goto(f"{server.url}/console/approvals/{approval.pk}/")
     expect(page.locator("#approve")).to_be_visible()
-    page.wait_for_timeout(300)
+    wait_for_the_live_socket(page)
 
     # Bob decides through the API, as his CLI would; Ada's page must notice.
     token = do_create_token(user=bob)[1]
@@ -252,7 +258,7 @@ def test_a_bulk_decision_through_the_api_refuses_one_and_the_queue_shows_the_oth
     sign_in(page, server, "ada")
     rows = page.locator("tr.approval-row")
     expect(rows).to_have_count(3)
-    page.wait_for_timeout(300)  # the queue's socket is open
+    wait_for_the_live_socket(page)
     ids = [str(a.pk) for a in Approval.objects.order_by("created_at")]
     response = httpx.post(
         f"{server.url}/api/v1/approvals/decisions",

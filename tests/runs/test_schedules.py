@@ -19,6 +19,7 @@ from runs.schedules import check_save_schedule, start_due_schedules
 from tests.api.conftest import client_for
 from tests.factories import default_tenant, member, other_tenant
 from tests.live_server import ROOT, database_env
+from tests.runs.test_sweeper import the_sweeper_goes_round
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -180,7 +181,8 @@ class TestConcurrentSweepers:
             deadline = time.monotonic() + 60
             while Run.objects.filter(status=RunStatus.COMPLETED).count() < 5 and time.monotonic() < deadline:
                 time.sleep(0.2)
-            time.sleep(1)  # rounds after the last: nothing more is started
+            with the_sweeper_goes_round():
+                time.sleep(1)  # rounds after the last: nothing more is started
         finally:
             for process in processes:
                 process.terminate()

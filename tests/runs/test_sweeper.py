@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -16,7 +17,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalStatus, Decision
 from runs import sweeper
 from runs.actions import check_start_run
-from runs.models import Run, RunStatus
+from runs.models import Run, RunStatus, SweepLease
 from tests.factories import default_tenant, principal
 from tests.live_server import ROOT, database_env
 
@@ -33,6 +34,28 @@ def overdue_approvals(count: int) -> list[Approval]:
         )
     Approval.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     return list(Approval.objects.all())
+
+
+def _lease_expiry():
+    return SweepLease.objects.get(name=sweeper.LEASE).expires_at
+
+
+@contextmanager
+def the_sweeper_goes_round(*, seconds: float = 15):
+    """Around a wait in which nothing more should happen: fails unless the sweeper kept going round
+    through it, since nothing happening proves nothing if the sweeper had stalled.
+
+    Each round renews the sweep lease before it sweeps, so the lease's expiry moves on with every
+    round. It must move during the wait (a round began), and once more after it: rounds follow one
+    another, so every round that swept during the wait ran to its end."""
+    opened = _lease_expiry()
+    yield
+    closed = _lease_expiry()
+    assert closed > opened, "the sweeper did not go round while the test waited for nothing to happen"
+    deadline = time.monotonic() + seconds
+    while _lease_expiry() == closed:
+        assert time.monotonic() < deadline, "the sweeper stalled while the test waited for nothing to happen"
+        time.sleep(0.05)
 
 
 def test_one_holder_at_a_time_until_its_lease_runs_out():
@@ -104,7 +127,8 @@ def test_two_sweeping_processes_never_sweep_the_same_approval_twice(settings):
         # The round that expired the last one reports once that approval's run has gone on.
         while Run.objects.exclude(status=RunStatus.COMPLETED).exists() and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1)
+        with the_sweeper_goes_round():
+            time.sleep(1)  # rounds after the last: nothing is swept again
     finally:
         for process in processes:
             process.terminate()

@@ -1,8 +1,8 @@
-import os
 import socket
 
 import pytest
 
+from tests.ci import in_ci
 from tests.runs.conftest import probe_packs  # noqa: F401  (the sample and probe packs, for every test here)
 
 
@@ -12,7 +12,7 @@ def redis_server():
     try:
         socket.create_connection(("127.0.0.1", 6379), timeout=2).close()
     except OSError as error:
-        if os.environ.get("CI") == "true":
+        if in_ci():
             pytest.fail(
                 f"the scale-out tests must run in CI, and Redis does not answer on 127.0.0.1:6379 ({error})"
             )

@@ -14,6 +14,7 @@ from runs.models import Run, RunStatus, Schedule, Trigger
 from runs.schedules import check_save_schedule
 from tests.factories import default_tenant, member, principal
 from tests.live_server import database_env, free_port
+from tests.runs.test_sweeper import the_sweeper_goes_round
 from tests.scale.test_many_processes import start_worker, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -63,7 +64,8 @@ def test_two_workers_expire_each_approval_once_and_start_each_tick_once(tmp_path
             seconds=90,
             what="the workers' sweeps and runs",
         )
-        time.sleep(3)  # rounds after the last: nothing is expired or started again
+        with the_sweeper_goes_round():
+            time.sleep(3)  # rounds after the last: nothing is expired or started again
     finally:
         for worker in workers:
             worker.terminate()

@@ -220,6 +220,8 @@ KINDGI_MAX_MODEL_STEPS = ENV.integer("KINDGI_MAX_MODEL_STEPS", 25)
 
 # Reviewer roles, lowest first: a reviewer may decide what needs their role or a lower one.
 KINDGI_REVIEWER_ROLES = ["standard", "senior", "admin"]
+# A reviewer's role and a rule's required role are one set of choices: one name in the API schema.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ReviewerRoleEnum"] = KINDGI_REVIEWER_ROLES
 
 # Four-eyes: a reviewer may not decide the calls of a run they started.
 KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)

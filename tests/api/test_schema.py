@@ -70,8 +70,8 @@ def test_the_schema_states_the_bounds_and_shapes_the_api_holds(schema):
     blank = {"$ref": "#/components/schemas/BlankEnum"}
     assert rule["effectKind"]["oneOf"] == [{"$ref": "#/components/schemas/EffectKindEnum"}, blank]
     assert "writes" in components["EffectKindEnum"]["enum"]
-    assert rule["requiredRole"]["oneOf"] == [{"$ref": "#/components/schemas/RequiredRoleEnum"}, blank]
-    assert components["RequiredRoleEnum"]["enum"] == ["standard", "senior", "admin"]
+    assert rule["requiredRole"]["oneOf"] == [{"$ref": "#/components/schemas/ReviewerRoleEnum"}, blank]
+    assert components["ReviewerRoleEnum"]["enum"] == ["standard", "senior", "admin"]
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ that cannot be compared, make the condition false: it does not hold.
 """
 
 import json
+import math
 import operator
 import re
 from collections.abc import Mapping
@@ -68,6 +69,11 @@ def _resolve(value: Any, pointer: tuple[str, ...]) -> Any:
     return value
 
 
+def _not_json(constant: str):
+    # Python's reader takes NaN and Infinity, which JSON has not.
+    raise json.JSONDecodeError(f"{constant} is not JSON", constant, 0)
+
+
 def parse_condition(text: str) -> Condition:
     match = _SYNTAX.match(text or "")
     if match is None:
@@ -76,13 +82,17 @@ def parse_condition(text: str) -> Condition:
             "e.g. '/amountCents > 10000' (operators: == != > >= < <=)"
         )
     try:
-        value = json.loads(match["value"])
+        value = json.loads(match["value"], parse_constant=_not_json)
     except json.JSONDecodeError:
         raise ConditionError(
             f'{match["value"]!r} in {text!r} is not a JSON value (quote strings: "EUR")'
         ) from None
     except ValueError:  # a number too long to read (Python reads at most 4300 digits)
         raise ConditionError(f"the number in {text[:60]!r}… is too long to compare with") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConditionError(
+            f"{match['value'][:60]!r} in {text[:60]!r} is too large a number to compare with"
+        )
     segments = match["pointer"][1:].split("/") if match["pointer"] != "/" else []
     pointer = tuple(s.replace("~1", "/").replace("~0", "~") for s in segments)
     return Condition(text=text.strip(), pointer=pointer, op=match["op"], value=value)

@@ -1,11 +1,12 @@
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kindgi_site import metrics, views
+from kindgi_site.api.errors import endpoint_not_found
 from mail import inbound
 from tenants.signin import admin_sign_in
 
@@ -31,4 +32,6 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    # Any other path under /api/ (/api/, /api/v2/…) names no endpoint: the API's JSON 404.
+    re_path(r"^api/(?P<path>[\s\S]*)$", endpoint_not_found),
 ]

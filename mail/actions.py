@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from audit.actions import SettingKind, do_delete_setting, do_save_setting
 from core.conf import setting
 from core.errors import DomainError
+from core.secrets import scrub_secrets
 from mail.dkim_check import dkim_failure
 from mail.exceptions import MailboxInputError
 from mail.models import DEFAULT_SIZE_LIMIT, MailAttachment, Mailbox, MailMessage, MailRefusal
@@ -178,6 +179,18 @@ def do_store_received(
     """Store a received mail and its attachments once; None when it was already received."""
     if MailMessage.objects.filter(mailbox=mailbox, message_id=message_id).exists():
         return None
+    # Mail is stored input like any other: a provider key in it (by mistake or by design) is
+    # scrubbed before it reaches a row, a page or a model.
+    readable = scrub_secrets(
+        {
+            "from_address": mail.from_address,
+            "to": mail.to,
+            "subject": mail.subject,
+            "text": mail.text,
+            "html": mail.html,
+            "headers": mail.headers,
+        }
+    )
     message = MailMessage.objects.create(
         tenant_id=mailbox.tenant_id,
         mailbox=mailbox,
@@ -185,13 +198,8 @@ def do_store_received(
         message_id=message_id,
         in_reply_to=mail.in_reply_to,
         references=mail.references,
-        from_address=mail.from_address,
-        to=mail.to,
-        subject=mail.subject,
-        text=mail.text,
-        html=mail.html,
-        headers=mail.headers,
         size=size,
+        **readable,
     )
     MailAttachment.objects.bulk_create(
         MailAttachment(

@@ -12,6 +12,7 @@ a schedule's run happens at most once a tick.
 """
 
 import logging
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +46,15 @@ def _croniter():
     return croniter
 
 
+# A range of one value ("5-5", "APR-APR", "5-5/2"), which croniter reads as "*": that one value.
+_ONE_VALUE_RANGE = re.compile(r"(?<![\w-])(\w+)-\1(?:/\d+)?(?![\w/-])", re.IGNORECASE)
+
+
+def _as_written(cron: str) -> str:
+    """``cron`` as croniter must be given it to run when it says."""
+    return _ONE_VALUE_RANGE.sub(r"\1", cron.strip())
+
+
 def cron_error(cron: Any) -> str | None:
     """Why ``cron`` is not an expression a schedule runs on, or None."""
     if not isinstance(cron, str) or not cron.strip():
@@ -52,7 +62,7 @@ def cron_error(cron: Any) -> str | None:
     cron = cron.strip()
     if not cron.startswith("@") and len(cron.split()) != 5:
         return f"{cron!r} has {len(cron.split())} fields, not 5 ({CRON_EXAMPLE})"
-    if not _croniter().is_valid(cron):
+    if not _croniter().is_valid(_as_written(cron)):
         return f"{cron!r} is not a cron expression ({CRON_EXAMPLE})"
     if next_tick(cron, timezone.now()) is None:
         return f"{cron!r} names no day that comes (such as February 30), so it would never run"
@@ -65,7 +75,7 @@ def next_tick(cron: str, after: datetime) -> datetime | None:
     from croniter import CroniterError
 
     try:
-        return _croniter()(cron, after.astimezone(UTC)).get_next(datetime)
+        return _croniter()(_as_written(cron), after.astimezone(UTC)).get_next(datetime)
     except CroniterError:
         return None
 

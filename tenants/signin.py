@@ -13,6 +13,7 @@ import math
 import time
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
@@ -29,7 +30,9 @@ def _now() -> float:
 
 def _keys(request: HttpRequest) -> list[tuple[str, int]]:
     limit = settings.KINDGI_SIGNIN_ATTEMPTS
-    username = request.POST.get("username", "").strip().lower()
+    # As the sign-in form reads it (Django's NFKC normalization), so that "ｔｉｎａ", which signs
+    # in as tina, is counted as tina.
+    username = AbstractBaseUser.normalize_username(request.POST.get("username", "")).strip().casefold()
     keys = [(f"signin-failures:address:{client_address(request)}", limit * ADDRESS_FACTOR)]
     if username:
         digest = hashlib.sha256(username.encode()).hexdigest()

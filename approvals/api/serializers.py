@@ -299,19 +299,30 @@ class RequiredRoleField(StrictCharField):
     """A reviewer role, or blank for any."""
 
 
+def _longest(field: str) -> int:
+    """What a rule's column holds: a longer text is refused as input, not by the database."""
+    return ApprovalRule._meta.get_field(field).max_length
+
+
 class ApprovalRuleSerializer(StrictModelSerializer):
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: StrictCharField,
         models.TextField: StrictCharField,
     }
-    toolPattern = StrictCharField(source="tool_pattern", default="*")
-    agentPattern = StrictCharField(source="agent_pattern", default="*")
-    effectKind = EffectKindField(source="effect_kind", allow_blank=True, default="")
-    resourcePattern = StrictCharField(source="resource_pattern", allow_blank=True, default="")
-    condition = StrictCharField(allow_blank=True, default="")
+    toolPattern = StrictCharField(source="tool_pattern", default="*", max_length=_longest("tool_pattern"))
+    agentPattern = StrictCharField(source="agent_pattern", default="*", max_length=_longest("agent_pattern"))
+    effectKind = EffectKindField(
+        source="effect_kind", allow_blank=True, default="", max_length=_longest("effect_kind")
+    )
+    resourcePattern = StrictCharField(
+        source="resource_pattern", allow_blank=True, default="", max_length=_longest("resource_pattern")
+    )
+    condition = StrictCharField(allow_blank=True, default="", max_length=_longest("condition"))
     gate = serializers.ChoiceField(choices=ApprovalRule.Gate.choices)
-    requiredRole = RequiredRoleField(source="required_role", allow_blank=True, default="")
+    requiredRole = RequiredRoleField(
+        source="required_role", allow_blank=True, default="", max_length=_longest("required_role")
+    )
     reviewers = StrictManyRelatedField(
         child_relation=serializers.SlugRelatedField(
             slug_field="username", queryset=get_user_model().objects.all()
@@ -326,7 +337,7 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         max_value=SECONDS_MAX,
         help_text="Seconds until its approvals expire (null: the site's default).",
     )
-    reason = StrictCharField(allow_blank=True, default="")
+    reason = StrictCharField(allow_blank=True, default="", max_length=_longest("reason"))
     requiredApprovals = BoundedIntegerField(
         source="required_approvals",
         default=1,

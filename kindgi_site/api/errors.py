@@ -76,7 +76,7 @@ def _error_response(exc, context):
 
 @csrf_exempt  # a bearer-token client has no CSRF cookie; it should still hear "not found"
 def endpoint_not_found(request, path: str = "") -> JsonResponse:
-    """A path under /api/v1/ that names no endpoint: the same error shape as every other."""
+    """A path under /api/ that names no endpoint: the same error shape as every other."""
     return JsonResponse(
         error_body("not_found", scrub_text(f"there is no API endpoint {request.path}")), status=404
     )

@@ -26,6 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from core.api.errors import error_body
 from core.api.permissions import NO_TENANT
 from core.conf import setting
+from core.secrets import provider_secrets, scrub_secrets_in_json
 from kindgi_site.mcp.offer import CallAnswer, answer_for, offered, start, still_going
 from tenants.models import Membership
 from tenants.tokens import active_token, bearer_token
@@ -71,6 +72,9 @@ async def _list_tools(ctx, params) -> mcp_types.ListToolsResult:
 
 async def _call_tool(ctx, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
     caller = _caller_of(ctx)
+    if "\\u0000" in json.dumps([params.name, params.arguments]):
+        # As the API refuses it: no database takes a NUL in text.
+        return _error_result("the call holds a NUL character (\\u0000), which cannot be stored")
     started = await database_sync_to_async(start)(
         name=params.name,
         arguments=params.arguments or {},
@@ -83,6 +87,12 @@ async def _call_tool(ctx, params: mcp_types.CallToolRequestParams) -> mcp_types.
         content=[mcp_types.TextContent(type="text", text=json.dumps(answer.data, indent=2))],
         structured_content=answer.data,
         is_error=answer.is_error,
+    )
+
+
+def _error_result(message: str) -> mcp_types.CallToolResult:
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text=message)], structured_content=None, is_error=True
     )
 
 
@@ -180,9 +190,38 @@ class McpEndpoint:
         manager = await self._running_manager()
         token = _CALLER.set(caller)
         try:
-            await manager.handle_request({**scope, CALLER_SCOPE_KEY: caller}, receive, send)
+            await manager.handle_request({**scope, CALLER_SCOPE_KEY: caller}, receive, _scrubbing(send))
         finally:
             _CALLER.reset(token)
+
+
+def _scrubbing(send):
+    """``send``, with the configured provider keys taken out of the answer: the SDK echoes what it
+    was sent (an unknown tool's name, a request's id) in its errors, as the API's errors would,
+    and the API's are scrubbed (``core.secrets``). The answer is one JSON body, held until whole
+    so that its length can be said again."""
+    if not provider_secrets():
+        return send
+    held: dict = {}
+    chunks: list[bytes] = []
+
+    async def scrubbed(message) -> None:
+        if message["type"] == "http.response.start":
+            held.update(message)
+            return
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = scrub_secrets_in_json(b"".join(chunks).decode(errors="surrogateescape"))
+        body = body.encode(errors="surrogateescape")
+        headers = [(name, value) for name, value in held["headers"] if name.lower() != b"content-length"]
+        await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    return scrubbed
 
 
 endpoint = McpEndpoint()

@@ -1,5 +1,6 @@
 """Mailboxes, their mail and what they refused, on the wire, camelCase."""
 
+from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from core.api.fields import BoundedIntegerField, StrictBooleanField, StrictCharField, StrictSerializer
@@ -38,16 +39,29 @@ class MailboxListSerializer(serializers.Serializer):
     nextCursor = serializers.CharField(allow_null=True)
 
 
+def _longest(field: str) -> int:
+    """What a mailbox's column holds: a longer text is refused as input, not by the database."""
+    return Mailbox._meta.get_field(field).max_length
+
+
+USERNAME_LENGTH = get_user_model()._meta.get_field("username").max_length
+
+
 class SaveMailboxSerializer(StrictSerializer):
     """What a tenant admin sends to make or change a mailbox (PATCH: only what changes)."""
 
-    address = StrictCharField()
-    owner = StrictCharField(help_text="The owner's username: a person of the tenant.")
-    agentId = StrictCharField(
-        required=False, allow_blank=True, help_text="The agent a mail starts; or flowId."
+    address = StrictCharField(max_length=_longest("address"))
+    owner = StrictCharField(
+        max_length=USERNAME_LENGTH, help_text="The owner's username: a person of the tenant."
     )
-    flowId = StrictCharField(required=False, allow_blank=True)
-    allowedSenders = serializers.ListField(child=StrictCharField(), required=False)
+    agentId = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=_longest("agent_key"),
+        help_text="The agent a mail starts; or flowId.",
+    )
+    flowId = StrictCharField(required=False, allow_blank=True, max_length=_longest("flow_key"))
+    allowedSenders = serializers.ListField(child=StrictCharField(max_length=254), required=False)
     sizeLimit = BoundedIntegerField(
         required=False,
         min_value=1,

@@ -1,5 +1,6 @@
 """Runs and journal entries on the wire (DESIGN §4), camelCase."""
 
+from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -206,16 +207,33 @@ class ScheduleSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def _longest(field: str) -> int:
+    """What a schedule's column holds: a longer text is refused as input, not by the database."""
+    return Schedule._meta.get_field(field).max_length
+
+
+USERNAME_LENGTH = get_user_model()._meta.get_field("username").max_length
+
+
 class SaveScheduleSerializer(StrictSerializer):
     """What a member sends to make or change a schedule (PATCH: only what changes)."""
 
-    name = StrictCharField()
-    agentId = StrictCharField(required=False, allow_blank=True, help_text="The agent it runs; or flowId.")
-    flowId = StrictCharField(required=False, allow_blank=True)
+    name = StrictCharField(max_length=_longest("name"))
+    agentId = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=_longest("agent_key"),
+        help_text="The agent it runs; or flowId.",
+    )
+    flowId = StrictCharField(required=False, allow_blank=True, max_length=_longest("flow_key"))
     input = JsonObjectField(required=False, help_text="The input of each run, as POST /runs takes it.")
-    cron = StrictCharField(help_text="When it runs, in UTC: minute hour day month weekday (0 9 * * 1-5).")
+    cron = StrictCharField(
+        max_length=_longest("cron"),
+        help_text="When it runs, in UTC: minute hour day month weekday (0 9 * * 1-5).",
+    )
     owner = StrictCharField(
         required=False,
+        max_length=USERNAME_LENGTH,
         help_text="Whose connections its runs use (each use waits for their yes). Default: you; "
         "only a tenant admin names someone else.",
     )

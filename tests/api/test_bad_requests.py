@@ -115,3 +115,21 @@ def test_the_schema_declares_405_everywhere_and_413_and_415_where_a_body_is_sent
             responses = set(operation["responses"])
             assert "405" in responses, (method, path)
             assert ({"413", "415"} <= responses) == ("requestBody" in operation), (method, path)
+
+
+def test_more_query_parameters_than_django_reads_is_a_json_400(api, settings):
+    query = "&".join(f"x{number}=1" for number in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1))
+    error = error_of(api.get(f"/api/v1/runs?{query}"), 400)
+    assert error["code"] == "malformed_request"
+    assert "query parameters" in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/api/", "/api/v1", "/api/v2/runs", "/api/schema/x"])
+def test_a_path_under_api_that_names_nothing_is_the_json_404(api, path):
+    assert error_of(api.get(path), 404)["code"] == "not_found"
+
+
+def test_a_form_post_to_the_api_is_the_json_415_even_with_a_provider_key_configured(api, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-" + "Ab3dEf7hIj" * 4)
+    response = api.generic("POST", "/api/v1/runs", b"--x\r\n", content_type="multipart/form-data; boundary=x")
+    assert error_of(response, 415)["code"] == "unsupported_media_type"

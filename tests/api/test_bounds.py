@@ -29,7 +29,7 @@ def refused(response, field: str) -> str:
 @pytest.mark.parametrize(
     ("changes", "field", "says"),
     [
-        ({"condition": f"/amountCents > {HUGE}"}, "condition", "too long"),
+        ({"condition": f"/amountCents > {HUGE}"}, "condition", "no more than 500 characters"),
         ({"ttlSeconds": 10**30}, "ttlSeconds", f"from 1 to {SECONDS_MAX}"),
         ({"ttlSeconds": 1_000_000_000_000}, "ttlSeconds", f"from 1 to {SECONDS_MAX}"),
         ({"ttlSeconds": True}, "ttlSeconds", "whole number"),
@@ -68,6 +68,72 @@ def test_a_schedule_on_a_day_that_never_comes_is_refused(admin_api):
     )
     assert "never run" in refused(response, "cron")
     assert not Schedule.objects.exists()
+
+
+@pytest.mark.parametrize("cron", ["0 0 31 2-2 *", "0 0 31 APR-APR *", "0 0 30-30 2 *"])
+def test_a_range_of_one_day_that_never_comes_is_refused_too(admin_api, cron):
+    """croniter reads a range of one value (2-2) as any value (*): Kindgi reads it as written."""
+    response = admin_api.post(
+        "/api/v1/schedules",
+        {"name": "never", "flowId": "my-pack.check-order", "input": {"orderId": "ord_1"}, "cron": cron},
+        format="json",
+    )
+    assert "never run" in refused(response, "cron")
+    assert not Schedule.objects.exists()
+
+
+def test_a_range_of_one_minute_runs_at_that_minute_not_every_minute(admin_api):
+    response = admin_api.post(
+        "/api/v1/schedules",
+        {
+            "name": "at 09:05",
+            "flowId": "my-pack.check-order",
+            "input": {"orderId": "ord_1"},
+            "cron": "5-5 9-9 * * *",
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["nextRunAt"].endswith("T09:05:00Z")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999999", "[NaN]"])
+def test_a_condition_on_a_number_json_has_not_is_refused(admin_api, value):
+    response = admin_api.post(
+        "/api/v1/approval-rules",
+        {"name": "odd", "gate": "deny", "condition": f"/amountCents > {value}"},
+        format="json",
+    )
+    refused(response, "condition")
+    assert not ApprovalRule.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/api/v1/approval-rules",
+            {"name": "long", "gate": "deny", "condition": "/a == " + "9" * 4000},
+            "condition",
+        ),
+        ("/api/v1/approval-rules", {"name": "long", "gate": "deny", "reason": "r" * 501}, "reason"),
+        ("/api/v1/approval-rules", {"name": "long", "gate": "deny", "toolPattern": "t" * 201}, "toolPattern"),
+        (
+            "/api/v1/schedules",
+            {
+                "name": "n" * 201,
+                "flowId": "my-pack.check-order",
+                "input": {"orderId": "ord_1"},
+                "cron": "0 9 * * *",
+            },
+            "name",
+        ),
+        ("/api/v1/mailboxes", {"address": "a" * 250 + "@x.test", "owner": "ada"}, "address"),
+    ],
+)
+def test_text_longer_than_its_column_holds_is_refused_naming_it(admin_api, path, body, field):
+    """On PostgreSQL a longer text would be the database's error, a 500."""
+    assert "no more than" in refused(admin_api.post(path, body, format="json"), field)
 
 
 @pytest.mark.parametrize("after", [str(10**30), "-1", "1e3", "٣"])

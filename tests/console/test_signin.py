@@ -55,6 +55,18 @@ def test_the_limit_is_per_username_and_case_does_not_escape_it():
     assert sign_in(client, "bo", PASSWORD).status_code == 302  # bo is not held up by ada's failures
 
 
+def test_a_look_alike_spelling_that_signs_in_as_the_same_user_is_counted_as_them():
+    """Sign-in reads a username as Unicode NFKC: full-width or mathematical letters sign in as
+    the plain name, so they are counted as it."""
+    reviewer("tina")
+    client = Client()
+    for _ in range(5):
+        sign_in(client, "tina", "wrong")
+    for look_alike in ("ｔｉｎａ", "𝐭𝐢𝐧𝐚", "TINA"):
+        assert sign_in(client, look_alike, PASSWORD).status_code == 429, look_alike
+    assert "_auth_user_id" not in client.session
+
+
 def test_one_address_trying_many_usernames_is_limited_too():
     reviewer("ada")
     client = Client()

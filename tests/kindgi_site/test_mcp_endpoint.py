@@ -109,6 +109,40 @@ def test_bad_input_is_an_error_result_and_starts_nothing(server, token):
     assert not Run.objects.exists()
 
 
+def test_a_nul_in_a_call_is_an_error_result_and_starts_nothing(server, token):
+    async def with_a_nul(client):
+        return await client.call_tool("my-pack.check-order", {"orderId": "ord_\x001001"})
+
+    result = over_mcp(server, token, with_a_nul)
+    assert result.is_error is True
+    assert "NUL" in result.content[0].text
+    assert not Run.objects.exists()
+
+
+KEY = "sk-proj-Ab3dEf7hIj" + "Kl9Mn2Op4Qr6St8Uv0Wx"
+
+
+@pytest.fixture(scope="module")
+def keyed_server(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock(), LiveServer(database_env(connection) | {"OPENAI_API_KEY": KEY}) as live:
+        yield live
+
+
+def test_what_mcp_echoes_of_a_call_holds_no_provider_key(keyed_server, token):
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    body = {"jsonrpc": "2.0", "id": KEY, "method": "tools/call", "params": {"name": KEY, "arguments": {}}}
+    response = httpx.post(f"{keyed_server.url}/mcp", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    assert KEY not in response.text
+    assert "[REDACTED]" in response.text
+    assert int(response.headers["content-length"]) == len(response.content)
+    assert response.json()["jsonrpc"] == "2.0"
+
+
 @pytest.mark.parametrize(
     ("authorization", "status"),
     [(None, 401), ("Bearer kgi_nope_nope", 401), ("Basic abc", 401)],

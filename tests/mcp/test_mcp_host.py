@@ -131,6 +131,21 @@ class TestWhoAddsWhichServer:
             check_save_mcp_server(tenant_server(**fields), acting_user=tina, surface="admin")
         assert not McpServer.objects.exists()
 
+    @pytest.mark.parametrize(
+        ("headers", "says"),
+        [
+            ({"X\r\nInjected": "1"}, "is not an HTTP header name"),
+            ({"X Key": "1"}, "is not an HTTP header name"),
+            ({"X-Key": "1\r\nInjected: yes"}, "holds a line break"),
+        ],
+    )
+    def test_a_header_that_would_break_the_request_is_refused(self, headers, says):
+        tina = member("tina", tenant_admin=True)
+        server = tenant_server(transport="http", url="https://93.184.216.34/mcp", headers=headers)
+        with pytest.raises(ValidationError, match=says):
+            check_save_mcp_server(server, acting_user=tina, surface="admin")
+        assert not McpServer.objects.exists()
+
     def test_an_env_name_the_site_allows_is_read(self, settings):
         settings.KINDGI_MCP_ENV_ALLOWED = ["TRACKER_TOKEN"]
         server = tenant_server(
@@ -146,6 +161,9 @@ class TestWhoAddsWhichServer:
             "http://10.1.2.3/mcp",
             "http://169.254.169.254/latest",
             "http://[::1]:9/mcp",
+            "http://[64:ff9b::7f00:1]/mcp",  # NAT64 of 127.0.0.1
+            "http://[64:ff9b::a9fe:a9fe]/latest",  # NAT64 of 169.254.169.254
+            "http://[64:ff9b:1::808:808]/mcp",  # the local-use NAT64 prefix
         ],
     )
     def test_a_private_address_is_refused_when_saved(self, url):

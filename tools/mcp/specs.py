@@ -15,6 +15,7 @@ address its name resolves to each time it is reached (``tools.mcp.client``).
 import ipaddress
 import json
 import os
+import re
 import socket
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -116,11 +117,24 @@ def public_address_error(host: str) -> str | None:
 
 def is_public(address: str) -> bool:
     """Whether ``address`` (an IP literal) is a public one: not loopback, link-local, private,
-    shared, multicast, reserved or unspecified (an IPv4-mapped IPv6 address is judged as IPv4)."""
+    shared, multicast, reserved or unspecified (an IPv4-mapped or NAT64 IPv6 address is judged as
+    the IPv4 address it carries)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip in _NAT64_WELL_KNOWN:
+            # A NAT64 gateway turns it into the IPv4 address in its last 32 bits.
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        elif ip in _NAT64_LOCAL_USE:
+            return False
     return ip.is_global and not ip.is_multicast
+
+
+# NAT64 prefixes (RFC 6052, RFC 8215), which Python calls global: the well-known one carries an
+# IPv4 address, the local-use one leads into a network of the site's own.
+_NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
 def check_name(name: Any, *, packs: Sequence[str] = ()) -> str:
@@ -176,6 +190,13 @@ def spec_from_config(config: Any, *, packs: Sequence[str] = (), confined: bool =
     headers = _string_map(config.get("headers"), what=f"{label}: headers")
     if command and headers:
         raise ServerSpecError(f"{label}: headers are for a server reached by url")
+    for key, value in headers.items():
+        if not _HEADER_NAME.fullmatch(key):
+            raise ServerSpecError(
+                f"{label}: header name {key!r} is not an HTTP header name (letters, digits, -)"
+            )
+        if any(character in value for character in "\r\n\x00"):
+            raise ServerSpecError(f"{label}: header {key}'s value holds a line break or a NUL")
     if url and env:
         raise ServerSpecError(f"{label}: env is for a server started by command")
     if confined:
@@ -186,6 +207,10 @@ def spec_from_config(config: Any, *, packs: Sequence[str] = (), confined: bool =
                 if value.startswith(ENV_PREFIX) and variable not in allowed:
                     raise ServerSpecError(f"{label}: {_not_allowed(f'{what} {key}', variable)}")
     return ServerSpec(name=name, command=tuple(command), env=env, url=url, headers=headers, confined=confined)
+
+
+# An HTTP header name is a token (RFC 9110 5.1).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 def specs_from_setting(value: Any, *, packs: Sequence[str] = ()) -> list[ServerSpec]:

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from django.db import transaction
 from django.tasks import task, task_backends
+from django.tasks.backends.immediate import ImmediateBackend
 
 
 @task()
@@ -28,9 +29,11 @@ def _queue_is_in_the_database() -> bool:
 
 
 def runs_in_this_process() -> bool:
-    """Whether a run queued now is executed in this process, as soon as its transaction commits
-    (the immediate backend), rather than by a worker."""
-    return not _queue_is_in_the_database()
+    """Whether a run queued now is executed in this process, as soon as its transaction commits,
+    rather than by a worker: only when the backend itself runs a task where it is enqueued (the
+    immediate backend). Any other (the database queue, Redis queues, Django's dummy backend)
+    holds it for a worker."""
+    return isinstance(task_backends[execute_run.backend], ImmediateBackend)
 
 
 def execute_claimed_on_commit(claim, token: str, *, then: Callable[[Any], None]) -> None:
@@ -56,10 +59,15 @@ def enqueue_run_on_commit(run_id: UUID, *, resumed: bool = False) -> None:
     database queue, if it is ``resumed`` from a wait.
 
     A database queue takes the task inside the transaction, so it commits with the change that
-    asked for it (nothing is lost if the process dies right after). The immediate backend runs
-    the task after the commit, inside the call that made the change.
+    asked for it (nothing is lost if the process dies right after). Any other backend is given
+    the task once the change has committed: a worker that took it sooner would not find the run
+    as the change leaves it. The immediate backend then runs it, inside the call that made the
+    change.
     """
+    backend = task_backends[execute_run.backend]
+    first = resumed and backend.supports_priority
+    queued = execute_run.using(priority=RESUME_PRIORITY) if first else execute_run
     if _queue_is_in_the_database():
-        (execute_run.using(priority=RESUME_PRIORITY) if resumed else execute_run).enqueue(str(run_id))
+        queued.enqueue(str(run_id))
     else:
-        transaction.on_commit(lambda: execute_run.enqueue(str(run_id)))
+        transaction.on_commit(lambda: queued.enqueue(str(run_id)))

@@ -19,6 +19,7 @@ from core.api.fields import (
     StrictModelSerializer,
     StrictSerializer,
     StrictUUIDField,
+    column_length,
 )
 from core.bounds import SECONDS_MAX
 from kindgi.effects import EffectKind
@@ -299,29 +300,39 @@ class RequiredRoleField(StrictCharField):
     """A reviewer role, or blank for any."""
 
 
-def _longest(field: str) -> int:
-    """What a rule's column holds: a longer text is refused as input, not by the database."""
-    return ApprovalRule._meta.get_field(field).max_length
-
-
 class ApprovalRuleSerializer(StrictModelSerializer):
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: StrictCharField,
         models.TextField: StrictCharField,
     }
-    toolPattern = StrictCharField(source="tool_pattern", default="*", max_length=_longest("tool_pattern"))
-    agentPattern = StrictCharField(source="agent_pattern", default="*", max_length=_longest("agent_pattern"))
+    toolPattern = StrictCharField(
+        source="tool_pattern", default="*", max_length=column_length(ApprovalRule, "tool_pattern")
+    )
+    agentPattern = StrictCharField(
+        source="agent_pattern", default="*", max_length=column_length(ApprovalRule, "agent_pattern")
+    )
     effectKind = EffectKindField(
-        source="effect_kind", allow_blank=True, default="", max_length=_longest("effect_kind")
+        source="effect_kind",
+        allow_blank=True,
+        default="",
+        max_length=column_length(ApprovalRule, "effect_kind"),
     )
     resourcePattern = StrictCharField(
-        source="resource_pattern", allow_blank=True, default="", max_length=_longest("resource_pattern")
+        source="resource_pattern",
+        allow_blank=True,
+        default="",
+        max_length=column_length(ApprovalRule, "resource_pattern"),
     )
-    condition = StrictCharField(allow_blank=True, default="", max_length=_longest("condition"))
+    condition = StrictCharField(
+        allow_blank=True, default="", max_length=column_length(ApprovalRule, "condition")
+    )
     gate = serializers.ChoiceField(choices=ApprovalRule.Gate.choices)
     requiredRole = RequiredRoleField(
-        source="required_role", allow_blank=True, default="", max_length=_longest("required_role")
+        source="required_role",
+        allow_blank=True,
+        default="",
+        max_length=column_length(ApprovalRule, "required_role"),
     )
     reviewers = StrictManyRelatedField(
         child_relation=serializers.SlugRelatedField(
@@ -337,7 +348,7 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         max_value=SECONDS_MAX,
         help_text="Seconds until its approvals expire (null: the site's default).",
     )
-    reason = StrictCharField(allow_blank=True, default="", max_length=_longest("reason"))
+    reason = StrictCharField(allow_blank=True, default="", max_length=column_length(ApprovalRule, "reason"))
     requiredApprovals = BoundedIntegerField(
         source="required_approvals",
         default=1,

@@ -90,6 +90,12 @@ class BoundedIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+def column_length(model, field: str) -> int:
+    """How long a text ``model``'s ``field`` column holds: a serializer refuses longer input as
+    input, rather than leaving it to the database (PostgreSQL's error would be a 500)."""
+    return model._meta.get_field(field).max_length
+
+
 class StrictCharField(serializers.CharField):
     """Text, and only text: DRF's own also turns numbers into strings."""
 

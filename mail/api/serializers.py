@@ -3,7 +3,13 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from core.api.fields import BoundedIntegerField, StrictBooleanField, StrictCharField, StrictSerializer
+from core.api.fields import (
+    BoundedIntegerField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    column_length,
+)
 from core.conf import setting
 from mail.models import Mailbox, MailMessage, MailRefusal
 
@@ -39,28 +45,21 @@ class MailboxListSerializer(serializers.Serializer):
     nextCursor = serializers.CharField(allow_null=True)
 
 
-def _longest(field: str) -> int:
-    """What a mailbox's column holds: a longer text is refused as input, not by the database."""
-    return Mailbox._meta.get_field(field).max_length
-
-
-USERNAME_LENGTH = get_user_model()._meta.get_field("username").max_length
-
-
 class SaveMailboxSerializer(StrictSerializer):
     """What a tenant admin sends to make or change a mailbox (PATCH: only what changes)."""
 
-    address = StrictCharField(max_length=_longest("address"))
+    address = StrictCharField(max_length=column_length(Mailbox, "address"))
     owner = StrictCharField(
-        max_length=USERNAME_LENGTH, help_text="The owner's username: a person of the tenant."
+        max_length=column_length(get_user_model(), "username"),
+        help_text="The owner's username: a person of the tenant.",
     )
     agentId = StrictCharField(
         required=False,
         allow_blank=True,
-        max_length=_longest("agent_key"),
+        max_length=column_length(Mailbox, "agent_key"),
         help_text="The agent a mail starts; or flowId.",
     )
-    flowId = StrictCharField(required=False, allow_blank=True, max_length=_longest("flow_key"))
+    flowId = StrictCharField(required=False, allow_blank=True, max_length=column_length(Mailbox, "flow_key"))
     allowedSenders = serializers.ListField(child=StrictCharField(max_length=254), required=False)
     sizeLimit = BoundedIntegerField(
         required=False,

@@ -11,6 +11,7 @@ from core.api.fields import (
     StrictCharField,
     StrictSerializer,
     StrictUUIDField,
+    column_length,
 )
 from runs.conversation import conversation_of
 from runs.models import JournalEntry, Run, RunStatus, Schedule, Trigger
@@ -207,33 +208,25 @@ class ScheduleSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _longest(field: str) -> int:
-    """What a schedule's column holds: a longer text is refused as input, not by the database."""
-    return Schedule._meta.get_field(field).max_length
-
-
-USERNAME_LENGTH = get_user_model()._meta.get_field("username").max_length
-
-
 class SaveScheduleSerializer(StrictSerializer):
     """What a member sends to make or change a schedule (PATCH: only what changes)."""
 
-    name = StrictCharField(max_length=_longest("name"))
+    name = StrictCharField(max_length=column_length(Schedule, "name"))
     agentId = StrictCharField(
         required=False,
         allow_blank=True,
-        max_length=_longest("agent_key"),
+        max_length=column_length(Schedule, "agent_key"),
         help_text="The agent it runs; or flowId.",
     )
-    flowId = StrictCharField(required=False, allow_blank=True, max_length=_longest("flow_key"))
+    flowId = StrictCharField(required=False, allow_blank=True, max_length=column_length(Schedule, "flow_key"))
     input = JsonObjectField(required=False, help_text="The input of each run, as POST /runs takes it.")
     cron = StrictCharField(
-        max_length=_longest("cron"),
+        max_length=column_length(Schedule, "cron"),
         help_text="When it runs, in UTC: minute hour day month weekday (0 9 * * 1-5).",
     )
     owner = StrictCharField(
         required=False,
-        max_length=USERNAME_LENGTH,
+        max_length=column_length(get_user_model(), "username"),
         help_text="Whose connections its runs use (each use waits for their yes). Default: you; "
         "only a tenant admin names someone else.",
     )

@@ -8,17 +8,15 @@ transaction under the run's row lock. What executors write (claims, steps, endin
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
 
-from core.prepared import Param, Prepared
-from core.rows import insert_rows
 from core.secrets import scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
-from runs import waitpoints
+from runs import dispatch, waitpoints
 from runs.calls import missing_here
 from runs.connections import app_names
 from runs.engine.entries import Entry, EntryKind
@@ -32,11 +30,10 @@ from runs.exceptions import (
     RunStateError,
     UnknownDefinitionError,
 )
-from runs.journal import append_entries, identity_of, resume_locked, start_claimed
+from runs.journal import append_entries, identity_of
 from runs.models import FINISHED_STATUSES, Run, RunStatus, Trigger
 from runs.permissions import cancel_refusal
 from runs.principals import principal_for_start
-from runs.tasks import enqueue_run_on_commit, execute_claimed_on_commit, execute_run, runs_in_this_process
 from tenants.models import Membership, Tenant
 from tenants.selectors import is_service_account, tenant_for_user
 from tools.registry import get_registry
@@ -131,7 +128,7 @@ def check_start_run(
     )
     # Executed here but not to its end, or by this process's queue: read as it now stands. A
     # run handed to a worker is answered as it was written, queued (it is never read back).
-    if run.status == RunStatus.RUNNING or (run.status == RunStatus.QUEUED and runs_in_this_process()):
+    if run.status == RunStatus.RUNNING or (run.status == RunStatus.QUEUED and dispatch.executes_here()):
         run.refresh_from_db()
     return run
 
@@ -202,13 +199,6 @@ def _check_conversation(
         )
 
 
-_CONFIG_VERSION = Prepared(
-    lambda: (
-        Tenant.objects.filter(pk=Param("tenant", Tenant._meta.pk)).order_by().values_list("config_version")
-    )
-)
-
-
 @transaction.atomic(durable=True)
 def do_create_run(
     *,
@@ -240,16 +230,7 @@ def do_create_run(
     )
     if run.is_agent_turn:
         run.conversation_id = conversation_id or run.pk
-    if runs_in_this_process():
-        # Executed here once this commits: made claimed, so no claim of its own is needed. Its
-        # gates are the tenant's configuration as it is now, whenever the caller read the tenant.
-        (tenant.config_version,) = _CONFIG_VERSION.one_or_none(tenant=tenant.pk)
-        token = uuid4().hex
-        claim = start_claimed(run, token=token)
-        execute_claimed_on_commit(claim, token, then=lambda finished: _executed_into(run, finished))
-    else:
-        insert_rows([run])
-        enqueue_run_on_commit(run.pk)
+    dispatch.start(run, then=lambda finished: _executed_into(run, finished))
     return run
 
 
@@ -292,14 +273,14 @@ def resume_locked_run(
     Precondition: ``run`` is locked with select_for_update. ``waitpoint_key`` must match the
     run's waitpoint (e.g. ``{"kind": "approval", "approvalId": …}``), so that a stale or
     repeated resolution cannot resume the run at another wait. ``set_going``: as
-    ``runs.journal.resume_locked`` takes it, whose function this returns.
+    ``runs.dispatch.resume_locked`` takes it, whose function this returns.
     """
     if run.status != RunStatus.SUSPENDED:
         raise RunStateError(f"run {run.pk} is {run.status}, not suspended")
     waitpoint = run.waitpoint or {}
     if any(waitpoint.get(key) != value for key, value in waitpoint_key.items()):
         raise RunStateError(f"run {run.pk} does not wait on {dict(waitpoint_key)}")
-    return resume_locked(run, resolution, set_going=set_going)
+    return dispatch.resume_locked(run, resolution, set_going=set_going)
 
 
 @transaction.atomic(durable=True)
@@ -367,6 +348,6 @@ def recover_stuck_runs(*, now=None, limit: int | None = None) -> Sweep:
         logger.warning(
             "run %s: its executor's claim expired; queued again", run.pk, extra={"run_id": str(run.pk)}
         )
-        execute_run.enqueue(str(run.pk))
+        dispatch.requeue(run.pk)
         sweep.done.append(run.pk)
     return sweep

@@ -14,7 +14,7 @@ from django.db import InterfaceError, OperationalError, connections
 
 from core.logs import about_run
 from kindgi import AgentDefinition
-from runs import journal
+from runs import dispatch, journal
 from runs.calls import policy_context, target_of
 from runs.engine.entries import Entry
 from runs.engine.flow import FlowRun
@@ -121,6 +121,7 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
             parent_id=run.parent_id,
             tenant=run.tenant,
             claimed=run,
+            resume=dispatch.resume_locked,
         )
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.
@@ -136,7 +137,9 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
         logger.exception("run %s: the engine failed", run_id)
         outcome = Failed(message=f"internal-error: {type(error).__name__}: {error}")
         try:
-            finished = journal.do_finish_run(run_id, token=token, outcome=outcome, parent_id=run.parent_id)
+            finished = journal.do_finish_run(
+                run_id, token=token, outcome=outcome, parent_id=run.parent_id, resume=dispatch.resume_locked
+            )
         except LostClaimError:
             return None
     logger.info("run %s: %s", run_id, finished.status)

@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
 from typing import Any, NamedTuple
-from uuid import UUID, uuid4
+from uuid import UUID
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
 from core.conf import setting
@@ -27,9 +26,17 @@ from runs.engine.entries import Entry, EntryKind
 from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
 from runs.engine.waitpoints import CHILD_RUN
 from runs.exceptions import LostClaimError
+from runs.journal_statements import (
+    ENTRY_COLUMNS,
+    STARTED_PAYLOAD,
+    WrittenEntry,
+    advance_sql,
+    claim_sql,
+    entry_params,
+    writes_in_one_statement,
+)
 from runs.metrics import TOOL_CALL_SECONDS
 from runs.models import AGENT_TURN_FLOW_ID, AGENT_TURN_FLOW_VERSION, JournalEntry, Run, RunStatus
-from runs.tasks import enqueue_run_on_commit, execute_claimed_on_commit, runs_in_this_process
 from tenants.models import Tenant
 
 
@@ -46,18 +53,6 @@ class HeldRun:
     status: str
     parent_id: UUID | None
     last_sequence: int
-
-
-class WrittenEntry(NamedTuple):
-    """A journal entry as ``append_entries`` wrote it: what the live events and
-    ``RunState.fold`` read of it."""
-
-    sequence: int
-    kind: str
-    node_id: str
-    created_at: datetime
-    duration_ms: int | None
-    payload: dict[str, Any]
 
 
 def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[WrittenEntry]:
@@ -91,9 +86,6 @@ def _written(after: int, entries: list[Entry], now: datetime) -> list[WrittenEnt
         )
         for place, entry in enumerate(entries, start=1)
     ]
-
-
-ENTRY_COLUMNS = ("run", *WrittenEntry._fields)
 
 
 def publish_now(run: Run | HeldRun, entries: list[WrittenEntry]) -> None:
@@ -148,7 +140,7 @@ def do_claim_run(run_id: UUID, *, token: str) -> Claim | None:
     """Take the run for execution, or return None when it is not ours to execute: finished,
     suspended, or held by another executor whose claim has not expired. The run comes with its
     tenant (read, not locked), which its tools are told of."""
-    if _writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
+    if writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
         return _claim_in_one_statement(run_id, token)
     return _claim_locked(run_id, token)
 
@@ -208,7 +200,7 @@ def _claim_in_one_statement(run_id: UUID, token: str) -> Claim | None:
         now,
     ]
     params += [EntryKind.RUN_STARTED, now]
-    claimed = list(Run.objects.raw(_claim_sql(), params))
+    claimed = list(Run.objects.raw(claim_sql(), params))
     if not claimed:
         if not Run.objects.filter(pk=run_id).exists():
             raise Run.DoesNotExist(f"there is no run {run_id}")
@@ -222,49 +214,11 @@ def _claim_in_one_statement(run_id: UUID, token: str) -> Claim | None:
     return Claim(run, journal)
 
 
-# run.started's payload: its label for each of the run's fields (``_claim_sql`` builds it too).
-STARTED_PAYLOAD = (("input", "input"), ("dryRun", "dry_run"), ("readOnly", "read_only"))
-
-
 def _started_payload(run: Run) -> dict[str, Any]:
     return {label: getattr(run, name) for label, name in STARTED_PAYLOAD}
 
 
 _TENANT_OF_RUN = Prepared(lambda: Tenant.objects.filter(pk=Param("tenant", Tenant._meta.pk)))
-
-
-@cache
-def _claim_sql() -> str:
-    quoted = connection.ops.quote_name
-
-    def column(model, name: str) -> str:
-        return quoted(model._meta.get_field(name).column)
-
-    run, entry = quoted(Run._meta.db_table), quoted(JournalEntry._meta.db_table)
-    key, status, token, expires, sequence, started_at, updated_at = (
-        column(Run, name)
-        for name in (
-            "id",
-            "status",
-            "claim_token",
-            "claim_expires_at",
-            "last_sequence",
-            "started_at",
-            "updated_at",
-        )
-    )
-    started = ", ".join(f"'{label}', {column(Run, name)}" for label, name in STARTED_PAYLOAD)
-    entry_columns = ", ".join(column(JournalEntry, name) for name in ENTRY_COLUMNS)
-    return (
-        f"WITH claimed AS (UPDATE {run} SET {status} = %s, {token} = %s, {expires} = %s, "
-        f"{started_at} = COALESCE({started_at}, %s), {updated_at} = %s, {sequence} = GREATEST({sequence}, 1) "
-        f"WHERE {key} = %s AND ({status} = %s OR ({status} = %s AND ({expires} IS NULL OR {expires} <= %s))) "
-        f"RETURNING {run}.*, ({sequence} = 1 AND NOT EXISTS (SELECT 1 FROM {entry} "
-        f"WHERE {column(JournalEntry, 'run')} = {run}.{key})) AS started_now), "
-        f"started AS (INSERT INTO {entry} ({entry_columns}) "
-        f"SELECT {key}, 1, %s, '', %s, NULL, jsonb_build_object({started}) FROM claimed WHERE started_now) "
-        f"SELECT * FROM claimed"
-    )
 
 
 def do_renew_claim(run_id: UUID, *, token: str) -> bool:
@@ -306,12 +260,6 @@ def do_record(
             )
 
 
-def _writes_in_one_statement(db) -> bool:
-    """Whether the database runs a WITH whose parts write (PostgreSQL; SQLite does not), so
-    that a claim or a step with its entries is one statement, which commits by itself."""
-    return db.vendor == "postgresql"
-
-
 def _step_transaction(*, also_writes: bool):
     """The transaction a claimed step is written in: none of its own on PostgreSQL, where the
     step is one statement (``_advance_claimed``) and so commits whole by itself, unless the
@@ -319,7 +267,7 @@ def _step_transaction(*, also_writes: bool):
 
     A transaction costs PostgreSQL two more round trips (BEGIN and COMMIT) than the statement:
     on a busy server, the round trips are most of what a worker waits for."""
-    if not also_writes and _writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
+    if not also_writes and writes_in_one_statement(connections[DEFAULT_DB_ALIAS]):
         return nullcontext()
     return transaction.atomic(durable=True)
 
@@ -353,12 +301,12 @@ def _advance_claimed(
     key = Run._meta.pk.get_db_prep_value(run_id, db)
     params += [key, RunStatus.RUNNING, token]
     written = _written(0, entries, now)  # numbered from 1 here, renumbered once the run says from where
-    in_one = _writes_in_one_statement(db) and bool(written)
+    in_one = writes_in_one_statement(db) and bool(written)
     if in_one:
         params += [key, len(entries)]
         for entry in written:
-            params += _entry_params(entry, db)
-    sql = _advance_sql(db.vendor, tuple(values), messages_json is not None, len(written) if in_one else 0)
+            params += entry_params(entry, db)
+    sql = advance_sql(db.vendor, tuple(values), messages_json is not None, len(written) if in_one else 0)
     with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -369,61 +317,6 @@ def _advance_claimed(
     if written and not in_one:
         insert_values(JournalEntry, ENTRY_COLUMNS, [(run_id, *entry) for entry in written])
     return parent_id, written
-
-
-def _entry_params(entry: WrittenEntry, db) -> list[Any]:
-    """An entry's values for ``_advance_sql``'s VALUES: its place among the step's entries
-    (1, 2, …) where its sequence goes, then the others as ``save()`` prepares them."""
-    fields = _entry_fields()
-    return [entry.sequence] + [
-        field.get_db_prep_save(value, db) for field, value in zip(fields[2:], entry[1:], strict=True)
-    ]
-
-
-@cache
-def _entry_fields() -> tuple:
-    return tuple(JournalEntry._meta.get_field(name) for name in ENTRY_COLUMNS)
-
-
-@cache
-def _advance_sql(vendor: str, names: tuple[str, ...], with_messages: bool, entries: int) -> str:
-    """``_advance_claimed``'s statement, for the fields it sets and the number of ``entries``
-    it appends in the same statement (built once per shape: it is the engine's most frequent)."""
-    quoted = connection.ops.quote_name
-    column = {name: quoted(Run._meta.get_field(name).column) for name in ("id", "status", "claim_token")}
-    sequence, parent = (quoted(Run._meta.get_field(name).column) for name in ("last_sequence", "parent"))
-    assignments = [f"{sequence} = {sequence} + %s"]
-    assignments += [f"{quoted(Run._meta.get_field(name).column)} = %s" for name in names]
-    if with_messages:
-        cast = "CAST(%s AS jsonb)" if vendor == "postgresql" else "%s"
-        assignments.append(f"{quoted(Run._meta.get_field('messages').column)} = {cast}")
-    update = (
-        f"UPDATE {quoted(Run._meta.db_table)} SET {', '.join(assignments)} "
-        f"WHERE {column['id']} = %s AND {column['status']} = %s AND {column['claim_token']} = %s "
-        f"RETURNING {sequence}, {parent}"
-    )
-    if not entries:
-        return update
-    # The entries' sequences follow from the run's new one: each takes its place (1, 2, …)
-    # after the sequence the run had. Typed in the VALUES, which PostgreSQL would read as text;
-    # text, not varchar(n), which would cut a value too long where the INSERT refuses it.
-    fields = _entry_fields()
-    names = ["place", *(field.column for field in fields[2:])]
-    types = ["integer"] + [
-        "text" if isinstance(field, models.CharField) else field.cast_db_type(connection)
-        for field in fields[2:]
-    ]
-    row = "(" + ", ".join(f"CAST(%s AS {kind})" for kind in types) + ")"
-    selected = ", ".join(f"entry.{quoted(name)}" for name in names[1:])
-    labels = ", ".join(quoted(name) for name in names)
-    return (
-        f"WITH advanced AS ({update}), appended AS ("
-        f"INSERT INTO {quoted(JournalEntry._meta.db_table)} "
-        f"({', '.join(quoted(field.column) for field in fields)}) "
-        f"SELECT %s, advanced.{sequence} - %s + entry.place, {selected} "
-        f"FROM advanced, (VALUES {', '.join([row] * entries)}) AS entry({labels})"
-        f") SELECT {sequence}, {parent} FROM advanced"
-    )
 
 
 @transaction.atomic(durable=True)
@@ -471,6 +364,7 @@ def do_finish_run(
     parent_id: UUID | None,
     tenant=None,
     claimed: Run | None = None,
+    resume: Callable[[Run, Mapping[str, Any]], Any],
 ) -> Run:
     """End the caller's execution of a run: completed, failed, or suspended on a waitpoint.
 
@@ -479,7 +373,9 @@ def do_finish_run(
     parent, as the claim read it (a run's parent never changes); ``tenant``: its tenant as the
     execution read it (with the configuration version it was gated by), if at hand;
     ``claimed``: the run as the claim read it, if at hand, so that a run with neither a parent
-    nor a child to wait for ends in one UPDATE rather than a locking read and a write.
+    nor a child to wait for ends in one UPDATE rather than a locking read and a write;
+    ``resume``: how a run that waited on the other (its child, or its parent) goes on, in this
+    transaction (``runs.dispatch.resume_locked``: the journal records, it does not dispatch).
     """
     if claimed is not None and parent_id is None and not _waits_on_a_child(outcome):
         # A suspension makes its approval with it; a run's other endings write nothing else.
@@ -494,6 +390,7 @@ def do_finish_run(
             messages=messages,
             parent_id=parent_id,
             tenant=tenant,
+            resume=resume,
         )
 
 
@@ -506,6 +403,7 @@ def _finish_with_others(
     messages: list | None,
     parent_id: UUID | None,
     tenant,
+    resume: Callable[[Run, Mapping[str, Any]], Any],
 ) -> Run:
     parent = Run.objects.select_for_update().get(pk=parent_id) if parent_id else None
     run = _locked_claimed(run_id, token)
@@ -521,11 +419,11 @@ def _finish_with_others(
     if run.status == RunStatus.SUSPENDED and run.waitpoint.get("kind") == CHILD_RUN:
         child = Run.objects.select_for_update().get(pk=run.waitpoint["runId"])
         if child.is_finished:  # it finished while we were on our way to wait for it
-            resume_locked(run, {"childStatus": child.status})
+            resume(run, {"childStatus": child.status})
     if parent is not None and run.is_finished:
         waitpoint = parent.waitpoint or {}
         if parent.status == RunStatus.SUSPENDED and waitpoint.get("runId") == str(run.pk):
-            resume_locked(parent, {"childStatus": run.status})
+            resume(parent, {"childStatus": run.status})
     return run
 
 
@@ -594,13 +492,9 @@ def _ending(run: Run, outcome: Outcome) -> Entry:
     raise TypeError(f"not an outcome: {outcome!r}")
 
 
-def resume_locked(run: Run, resolution: Mapping[str, Any], *, set_going: bool = True) -> Callable[[], None]:
-    """Journal what resolved the run's wait and have it go on: queued for a worker, or claimed
-    now and executed in this process once the transaction commits (the immediate backend).
-
-    ``set_going`` False: the caller has more to write after this and on-commit work of its own
-    to come before the execution (an approval's announcement); it calls the function returned
-    once that is registered. Otherwise (and with a worker's queue) that function does nothing.
+def record_resumed(run: Run, resolution: Mapping[str, Any], *, claimed_by: str | None = None) -> None:
+    """Journal what resolved the run's wait, and set it going: queued, or, ``claimed_by`` a
+    token, claimed by the caller for executing here (``runs.dispatch`` says which).
 
     Precondition: ``run`` is locked and suspended."""
     append_entries(
@@ -614,24 +508,9 @@ def resume_locked(run: Run, resolution: Mapping[str, Any], *, set_going: bool = 
         ],
     )
     run.waitpoint = None
-    if not runs_in_this_process():
+    if claimed_by is None:
         run.status = RunStatus.QUEUED
         update_row(run, ["status", "waitpoint", "last_sequence", "updated_at"])
-        enqueue_run_on_commit(run.pk, resumed=True)
-        return _set_going_already
-    # It goes on here once this commits: claimed now, so no claim of its own is needed.
-    token = uuid4().hex
-    _claimed_by(run, token)
+        return
+    _claimed_by(run, claimed_by)
     update_row(run, ["status", "waitpoint", "last_sequence", "updated_at", *CLAIM_FIELDS])
-
-    def execute_on_commit() -> None:
-        execute_claimed_on_commit(Claim(run, None), token, then=lambda finished: None)
-
-    if not set_going:
-        return execute_on_commit
-    execute_on_commit()
-    return _set_going_already
-
-
-def _set_going_already() -> None:
-    pass

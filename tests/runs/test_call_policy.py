@@ -195,8 +195,8 @@ def approve_without_running(approval, user, **options):
     """Decide, with the resumed run queued for a worker but not executed (so the world may change
     first): as if the tasks went to the database queue."""
     with (
-        mock.patch("runs.journal.runs_in_this_process", return_value=False),
-        mock.patch("runs.journal.enqueue_run_on_commit") as enqueue,
+        mock.patch("runs.dispatch.executes_here", return_value=False),
+        mock.patch("runs.dispatch._enqueue_on_commit") as enqueue,
     ):
         check_complete_approval(approval_id=approval.pk, acting_user=user, decision="approve", **options)
     enqueue.assert_called_once_with(approval.run_id, resumed=True)

@@ -106,16 +106,16 @@ def test_the_database_queue_takes_the_task_inside_the_changes_transaction(databa
     from django.db import transaction
     from django_tasks_db.models import DBTaskResult
 
+    from runs import dispatch
     from runs.models import Run
-    from runs.tasks import enqueue_run_on_commit
     from tests.factories import default_tenant
 
-    run = Run.objects.create(tenant=default_tenant(), flow_key="my-pack.check-order", flow_version="0.1.0")
+    run = Run(tenant=default_tenant(), flow_key="my-pack.check-order", flow_version="0.1.0")
     queued_inside = []
 
     def change_that_fails():
         with transaction.atomic():
-            enqueue_run_on_commit(run.pk)
+            dispatch.start(run, then=print)
             queued_inside.append(DBTaskResult.objects.count())
             raise RuntimeError("the change fails")
 
@@ -123,6 +123,7 @@ def test_the_database_queue_takes_the_task_inside_the_changes_transaction(databa
         change_that_fails()
     assert queued_inside == [1]  # queued already, in the change's transaction
     assert DBTaskResult.objects.count() == 0  # and rolled back with it
+    assert not Run.objects.filter(pk=run.pk).exists()
 
 
 def test_a_decided_run_is_taken_from_the_queue_before_runs_not_started_yet(database_queue):

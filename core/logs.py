@@ -1,36 +1,22 @@
 """Log lines about a run carry its id, and production writes them as JSON, one object a line.
 
-``about_run(run_id)`` marks everything logged inside it (in this thread or task, and in the
+``core.logcontext.about_run(run_id)`` marks everything logged inside it (in this thread or task, and in the
 tool threads the engine starts from it) as being about that run; ``RunIdFilter`` copies the
 mark onto each record, so a handler's formatter can write it.
 """
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from uuid import UUID
 
 from pythonjsonlogger.json import JsonFormatter
 
+from core.logcontext import current_run
 from core.secrets import scrub_text
-
-_current_run: ContextVar[str | None] = ContextVar("kindgi_current_run", default=None)
-
-
-@contextmanager
-def about_run(run_id: UUID | str) -> Iterator[None]:
-    token = _current_run.set(str(run_id))
-    try:
-        yield
-    finally:
-        _current_run.reset(token)
 
 
 class RunIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "run_id", None) is None:
-            run_id = _current_run.get()
+            run_id = current_run()
             if run_id is not None:
                 record.run_id = run_id
         return True

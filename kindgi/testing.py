@@ -28,14 +28,23 @@ from kindgi.packs import Pack
 from kindgi.registry import Registry, build_registry
 
 
-def _engine_settings() -> None:
-    """The engine reads Kindgi's settings; outside a Kindgi site each has its default."""
+def _choose_model(agent: AgentDefinition):
+    """The agent's model: its scripted model, as the engine has it with no site; a provider's
+    (a model name) as a Kindgi site reaches it, with the site's settings or their defaults."""
+    from kindgi.models import ScriptedModel
+    from runs.engine.chat_models import scripted_model
+
+    if isinstance(agent.model, ScriptedModel):
+        return scripted_model(agent)
     import os
 
     from django.conf import settings
 
     if not settings.configured and not os.environ.get("DJANGO_SETTINGS_MODULE"):
         settings.configure()  # a site's settings, when there is a site, are read as they are
+    from runs.model_resolution import resolve_model
+
+    return resolve_model(agent)
 
 
 class NotWaiting(KindgiError):
@@ -194,7 +203,6 @@ class PackTester:
     """Run a pack's agents and flows in memory. ``packs``: the pack under test and any it uses."""
 
     def __init__(self, *packs: Pack):
-        _engine_settings()
         self.registry: Registry = build_registry(packs)
 
     def run_agent(
@@ -258,7 +266,9 @@ class PackTester:
                 agent_gates=AgentGates(enabled=target.gates_enabled, overrides=code_overrides(target)),
                 guardrails=target.guardrails,
             )
-            engine: Any = AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder)
+            engine: Any = AgentTurn(
+                agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=_choose_model
+            )
         else:
             engine = FlowRun(
                 flow=target,

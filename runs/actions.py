@@ -13,7 +13,7 @@ from uuid import UUID
 from django.db import transaction
 from django.utils import timezone
 
-from core.secrets import scrub_secrets
+from core.secrets import provider_secrets, scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
 from runs import dispatch, waitpoints
@@ -106,7 +106,7 @@ def check_start_run(
             owners[app]["label"] = label
     target = _resolve_target(flow_id=flow_id, agent_id=agent_id, version=version)
     try:
-        run_input = validate_run_input(target, input)
+        run_input = validate_run_input(target, input, secrets=provider_secrets())
     except RunInputError as error:  # name the fields as the caller sent them: under "input"
         raise RunInputError(
             ["/input" + (line[1:] if line.startswith("/:") else line) for line in error.errors]

@@ -18,6 +18,7 @@ from runs import policy_cache
 from runs.connections import connections_for_run
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override, code_overrides
+from runs.engine.limits import Limits
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, connection_owner, prepare
 from runs.engine.state import RunFacts, RunState
 from runs.engine.turn import RETRIEVAL_CALL
@@ -97,6 +98,21 @@ def missing_here(run: Run, registry: Registry | None = None) -> str | None:
     return f"run {run.pk}: {what} is not in this process's packs (KINDGI_PACKS: {packs})"
 
 
+# Each of the kernel's limits, and the setting it is read from.
+LIMIT_SETTINGS = {
+    "max_json_depth": "KINDGI_MAX_JSON_DEPTH",
+    "max_tool_arguments_bytes": "KINDGI_MAX_TOOL_ARGUMENTS_BYTES",
+    "max_model_steps": "KINDGI_MAX_MODEL_STEPS",
+    "model_attempts": "KINDGI_MODEL_ATTEMPTS",
+    "model_retry_delay_seconds": "KINDGI_MODEL_RETRY_DELAY_SECONDS",
+}
+
+
+def engine_limits() -> Limits:
+    """The site's limits, as the kernel takes them."""
+    return Limits(**{field: setting(name) for field, name in LIMIT_SETTINGS.items()})
+
+
 def policy_context(
     run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry, facts: RunFacts | None = None
 ) -> PolicyContext:
@@ -118,6 +134,7 @@ def policy_context(
             rules=rules,
             connections=_connections(run, facts, steps),
             reviewer_roles=roles,
+            limits=engine_limits(),
         )
     tools, held = callable_now(agent_tools(target, run.tenant_id, registry=registry))
     return PolicyContext(
@@ -136,6 +153,7 @@ def policy_context(
         rules=rules,
         approved_tools=frozenset(conversation_approvals(run)),
         reviewer_roles=roles,
+        limits=engine_limits(),
     )
 
 

@@ -12,7 +12,7 @@ from uuid import UUID, uuid4
 
 from django.db import InterfaceError, OperationalError, connections
 
-from core.logs import about_run
+from core.logcontext import about_run
 from kindgi import AgentDefinition
 from runs import dispatch, journal
 from runs.calls import policy_context, target_of
@@ -24,6 +24,7 @@ from runs.engine.state import RunState
 from runs.engine.turn import AgentTurn
 from runs.exceptions import LostClaimError
 from runs.heartbeat import claim_held
+from runs.model_resolution import resolve_model
 from runs.models import Run, RunStatus
 from runs.selectors import run_journal
 from tools.registry import get_registry
@@ -73,7 +74,7 @@ def _engine_for(run: Run, recorder: JournalRecorder, known: list | None) -> Agen
     state = RunState.fold(run_journal(run) if known is None else known)
     ctx = policy_context(run, target, registry=registry)
     if run.is_agent_turn:
-        return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder)
+        return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=resolve_model)
     return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from audit.actions import SettingKind, do_delete_setting, do_save_setting
 from core.errors import DomainError
+from core.secrets import provider_secrets
 from core.sweeps import Sweep
 from runs.actions import check_start_run
 from runs.connections import app_names
@@ -103,7 +104,7 @@ def schedule_errors(fields: Mapping[str, Any], *, tenant) -> list[str]:
         errors.append("/input: must be an object")
     elif target is not None:
         try:
-            validate_run_input(target, run_input)
+            validate_run_input(target, run_input, secrets=provider_secrets())
         except RunInputError as error:
             errors += ["/input" + (line[1:] if line.startswith("/:") else line) for line in error.errors]
     if problem := cron_error(fields.get("cron")):

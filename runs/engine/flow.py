@@ -103,7 +103,7 @@ class FlowRun:
             read_only=self.run.read_only,
             connection=call.connection,
         )
-        invocation = invoke(call.tool, call.validated, context)
+        invocation = invoke(call.tool, call.validated, context, limits=self.ctx.limits)
         result = result_entry(call, invocation, for_a_model=False)
         if invocation.status == CallStatus.COMPLETED:
             output = invocation.result

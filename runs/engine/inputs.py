@@ -3,12 +3,12 @@ turn's ``mail``, and the agent's declared parameters) accepts, refusing unknown 
 user's prompt redacted."""
 
 import functools
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from core.redaction import redact_prompt
-from core.secrets import provider_secrets
 from kindgi import AgentDefinition, FlowDefinition
 from runs.engine.validation import field_errors, strictly_validate
 from runs.exceptions import RunInputError
@@ -45,8 +45,12 @@ def agent_input_model(agent: AgentDefinition) -> type[BaseModel]:
     return _model_for(agent.id, agent.version, parameters)
 
 
-def validate_run_input(target: FlowDefinition | AgentDefinition, data: Any) -> dict[str, Any]:
-    """The input as the run will store it, or ``RunInputError`` naming each bad field."""
+def validate_run_input(
+    target: FlowDefinition | AgentDefinition, data: Any, *, secrets: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The input as the run will store it, or ``RunInputError`` naming each bad field. A
+    person's message loses its credentials, home paths and each of ``secrets`` (the provider
+    keys, which the driver also scrubs from everything it stores)."""
     model = target.input_model if isinstance(target, FlowDefinition) else agent_input_model(target)
     try:
         validated = strictly_validate(model, data)
@@ -54,7 +58,7 @@ def validate_run_input(target: FlowDefinition | AgentDefinition, data: Any) -> d
         raise RunInputError(field_errors(error, model)) from None
     value = validated.model_dump(mode="json", by_alias=True, exclude_unset=False)
     if isinstance(target, AgentDefinition):
-        value["userMessage"] = redact_prompt(value["userMessage"], secrets=provider_secrets())
+        value["userMessage"] = redact_prompt(value["userMessage"], secrets=secrets)
         if value.get("mail") is None:
             value.pop("mail", None)
     return value

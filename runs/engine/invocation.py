@@ -19,10 +19,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ValidationError
 
-from core.conf import setting
 from core.jsonlimits import holds_nul, nesting_depth_exceeds, without_nul
 from kindgi import ToolContext, ToolDefinition, ToolError
 from kindgi.mcp import MCP_SERVER_UNAVAILABLE, MCP_TIMEOUT, McpTool
+from runs.engine.limits import DEFAULT_LIMITS, Limits
 from runs.engine.validation import INPUT_ERROR_LIMIT, field_errors, json_pointer, strictly_validate
 
 INVALID_TOOL_INPUT = "INVALID_TOOL_INPUT"
@@ -95,23 +95,23 @@ class InvalidArguments:
         )
 
 
-def oversized_arguments(arguments: Any) -> str | None:
+def oversized_arguments(arguments: Any, limits: Limits) -> str | None:
     """Why arguments are too big to validate, or None."""
-    depth = setting("KINDGI_MAX_JSON_DEPTH")
+    depth = limits.max_json_depth
     if nesting_depth_exceeds(arguments, depth):
         return f"the arguments nest more than {depth} levels deep"
     if holds_nul(arguments):
         return "the arguments hold a NUL character (\\u0000)"
-    limit = setting("KINDGI_MAX_TOOL_ARGUMENTS_BYTES")
+    limit = limits.max_tool_arguments_bytes
     size = len(json.dumps(arguments, default=str).encode())
     if size > limit:
         return f"the arguments are {size} bytes of JSON, more than the limit of {limit}"
     return None
 
 
-def check_arguments(tool: ToolDefinition, arguments: Any) -> BaseModel | InvalidArguments:
+def check_arguments(tool: ToolDefinition, arguments: Any, limits: Limits) -> BaseModel | InvalidArguments:
     """The tool's input, validated strictly (an unknown field is an error), or why not."""
-    if (refusal := oversized_arguments(arguments)) is not None:
+    if (refusal := oversized_arguments(arguments, limits)) is not None:
         return InvalidArguments(errors=(f"/: {refusal}",), too_big=True)
     if isinstance(tool, McpTool):
         return _check_against_schema(tool, arguments)
@@ -156,10 +156,10 @@ def _unknown_fields(schema: dict[str, Any], arguments: dict[str, Any]) -> list[t
 
 
 def validate_arguments(
-    tool: ToolDefinition, arguments: Any
+    tool: ToolDefinition, arguments: Any, limits: Limits
 ) -> tuple[BaseModel | None, dict[str, Any] | None]:
     """The validated input, or the error data the model receives instead."""
-    checked = check_arguments(tool, arguments)
+    checked = check_arguments(tool, arguments, limits)
     if isinstance(checked, InvalidArguments):
         return None, checked.as_data()
     return checked, None
@@ -171,9 +171,12 @@ def dump_output(tool: ToolDefinition, value: Any) -> Any:
     return output.model_dump(mode="json", by_alias=True)
 
 
-def invoke(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
+def invoke(
+    tool: ToolDefinition, arguments: Any, context: ToolContext, *, limits: Limits = DEFAULT_LIMITS
+) -> Invocation:
     """Call ``tool``. ``arguments`` is its validated input (as the call policy leaves it) or JSON,
-    which is checked here first: nothing invalid reaches a tool, whoever calls this."""
+    which is checked here first, within ``limits``: nothing invalid reaches a tool, whoever
+    calls this."""
     started = time.perf_counter()
 
     def finished(status: CallStatus, result: Any, trace: str = "") -> Invocation:
@@ -182,7 +185,7 @@ def invoke(tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invoca
 
     tool_input = arguments
     if not isinstance(arguments, tool.input_model):
-        tool_input = check_arguments(tool, arguments)
+        tool_input = check_arguments(tool, arguments, limits)
         if isinstance(tool_input, InvalidArguments):
             return finished(CallStatus.FAILED, tool_input.as_data())
     try:

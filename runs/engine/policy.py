@@ -24,6 +24,7 @@ from kindgi import BeforeToolGuardrail, GuardedCall, ToolConnection, ToolDefinit
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate, strictest_ask
 from runs.engine.invocation import InvalidArguments, check_arguments, error_data
+from runs.engine.limits import DEFAULT_LIMITS, Limits
 from runs.engine.state import RunFacts, RunState
 from runs.engine.waitpoints import (
     APPROVE,
@@ -134,6 +135,8 @@ class PolicyContext:
     # The reviewer roles, lowest first (the site's ``KINDGI_REVIEWER_ROLES``): how the policy
     # tells which of two gates needs the higher role.
     reviewer_roles: Sequence[str] = ()
+    # The site's limits (``runs.calls.engine_limits``).
+    limits: Limits = DEFAULT_LIMITS
 
 
 Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
@@ -236,7 +239,7 @@ def tool_known(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass 
 
 
 def arguments_valid(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
-    checked = check_arguments(call.tool, call.arguments)
+    checked = check_arguments(call.tool, call.arguments, ctx.limits)
     if not isinstance(checked, InvalidArguments):
         arguments = checked.model_dump(mode="json", by_alias=True)
         return Pass(replace(call, validated=checked, arguments=arguments))

@@ -7,14 +7,13 @@ anywhere continues from the journal without repeating a call recorded as done.
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from core.conf import setting
 from core.jsonlimits import without_nul
-from core.logs import about_run
+from core.logcontext import about_run
 from kindgi import (
     AgentDefinition,
     ModelReply,
@@ -25,6 +24,7 @@ from kindgi import (
     ToolSpec,
 )
 from kindgi.agents import RETRIEVAL_QUERY
+from runs.engine.chat_models import ChatModel, ModelError, scripted_model
 from runs.engine.conversation import (
     ConversationViews,
     assistant_message,
@@ -40,8 +40,6 @@ from runs.engine.conversation import (
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.gates import Gate
 from runs.engine.invocation import CallStatus, Invocation, invoke
-from runs.engine.model_resolution import resolve_model
-from runs.engine.models import ChatModel, ModelError
 from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
 from runs.engine.policy import (
     PolicyContext,
@@ -65,8 +63,20 @@ EDITED_NOTE = "A reviewer changed the arguments before approving; the call ran w
 
 
 class AgentTurn:
-    def __init__(self, *, agent: AgentDefinition, state: RunState, ctx: PolicyContext, recorder: Recorder):
+    """``choose_model``: the model that answers the agent (the driver reaches providers; the
+    kernel alone, only an agent's scripted model)."""
+
+    def __init__(
+        self,
+        *,
+        agent: AgentDefinition,
+        state: RunState,
+        ctx: PolicyContext,
+        recorder: Recorder,
+        choose_model: Callable[[AgentDefinition], ChatModel] = scripted_model,
+    ):
         self.agent = agent
+        self.choose_model = choose_model
         self.state = state
         self.ctx = ctx
         self.run = ctx.run
@@ -159,7 +169,7 @@ class AgentTurn:
     def _choose_model(self) -> Failed | None:
         """The agent's model, once it is known to have every feature the agent needs."""
         try:
-            model = resolve_model(self.agent)
+            model = self.choose_model(self.agent)
         except ModelError as error:
             return Failed(message=error.message)
         lacking = self.agent.lacks(model.model_name, model.features)
@@ -200,7 +210,7 @@ class AgentTurn:
     def _ask_model(self) -> Failed | None:
         views = self.views.update(self.messages)
         step = 1 + views.model_answers
-        if step > setting("KINDGI_MAX_MODEL_STEPS"):
+        if step > self.ctx.limits.max_model_steps:
             return Failed(
                 message=f"model-step-limit: the model asked for tools {step - 1} times without answering"
             )
@@ -234,7 +244,7 @@ class AgentTurn:
     def _reply(self, model: ChatModel, request: ModelRequest, step: int) -> tuple[ModelReply, Entry] | Failed:
         """The model's reply and the entry to journal it with, asking again while a failure is
         retryable; each failed attempt is journaled."""
-        attempts, attempt = setting("KINDGI_MODEL_ATTEMPTS"), 0
+        attempts, attempt = self.ctx.limits.model_attempts, 0
         while True:
             attempt += 1
             started = time.perf_counter()
@@ -250,7 +260,7 @@ class AgentTurn:
                 )
                 self._record(failed)
                 if retryable and attempt < attempts:
-                    time.sleep(setting("KINDGI_MODEL_RETRY_DELAY_SECONDS") * attempt)
+                    time.sleep(self.ctx.limits.model_retry_delay_seconds * attempt)
                     continue
                 return Failed(message=f"model-error: {message}")
             return reply, _model_called(model.model_name, step, attempt, started, usage=reply.usage.to_dict())
@@ -326,7 +336,7 @@ class AgentTurn:
         self._record(*(entry for call in ready for entry in (*call.notes, called_entry(call))))
         jobs = [(call.tool, call.validated, self._context(call.call_id, call.connection)) for call in ready]
         if len(jobs) == 1:
-            invocations = [invoke(*jobs[0])]
+            invocations = [invoke(*jobs[0], limits=self.ctx.limits)]
         else:
             with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
                 invocations = list(pool.map(lambda job: self._invoke_in_thread(*job), jobs))
@@ -335,7 +345,7 @@ class AgentTurn:
     def _invoke_in_thread(self, tool: ToolDefinition, arguments: Any, context: ToolContext) -> Invocation:
         try:
             with about_run(context.run_id):  # the tool's own log lines, from this thread, name the run
-                return invoke(tool, arguments, context)
+                return invoke(tool, arguments, context, limits=self.ctx.limits)
         finally:
             self.recorder.thread_finished()
 

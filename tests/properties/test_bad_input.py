@@ -13,6 +13,7 @@ from approvals.models import Approval, Decision, Reviewer
 from kindgi.cli.errors import USAGE_ERROR, CliError
 from kindgi.cli.main import json_object
 from runs.actions import check_start_run
+from runs.calls import engine_limits
 from runs.engine.invocation import validate_arguments
 from runs.engine.validation import INPUT_ERROR_LIMIT
 from runs.exceptions import RunInputError
@@ -67,7 +68,7 @@ def test_tool_input_is_valid_or_at_most_five_errors_as_data(tool_id):
     @FUZZ
     @given(arguments=objects_with(keys) | values)
     def check(arguments):
-        validated, refused = validate_arguments(tool, arguments)
+        validated, refused = validate_arguments(tool, arguments, engine_limits())
         assert (validated is None) != (refused is None)
         if refused is not None:
             assert refused["success"] is False

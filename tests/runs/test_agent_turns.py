@@ -5,7 +5,7 @@ import json
 import pytest
 
 from packs.acme_ops.status_page import STATUS_PAGE
-from runs.engine.models import ModelError
+from runs.engine.chat_models import ModelError
 from runs.engine.waitpoints import call_digest
 from runs.models import RunStatus
 from tests.factories import default_tenant, principal

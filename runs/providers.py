@@ -40,7 +40,7 @@ from core.redaction import redact_prompt
 from core.secrets import provider_secrets
 from kindgi import ModelReply, ModelRequest, ToolCall, Usage
 from kindgi.capabilities import model_features
-from runs.engine.models import ModelError
+from runs.engine.chat_models import ModelError
 
 _RETRYABLE = (
     pai_errors.ModelRateLimitError,

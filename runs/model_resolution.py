@@ -2,7 +2,7 @@
 
 from core.conf import setting
 from kindgi import AgentDefinition, ScriptedModel
-from runs.engine.models import ChatModel, ModelError
+from runs.engine.chat_models import ChatModel, ModelError
 
 
 def resolve_model(agent: AgentDefinition) -> ChatModel:
@@ -14,6 +14,6 @@ def resolve_model(agent: AgentDefinition) -> ChatModel:
             f"no-model: agent {agent.id}@{agent.version} names no model and KINDGI_DEFAULT_MODEL is not set"
         )
     # Imported here: pydantic-ai's model layer loads only in processes whose agents use a provider.
-    from runs.engine.providers import ProviderModel
+    from runs.providers import ProviderModel
 
     return ProviderModel(model_string)

@@ -11,7 +11,7 @@ from approvals.notifications import eligible_deciders
 from approvals.roles import may_decide
 from core.sweeps import Sweep
 from runs.engine.entries import Entry, EntryKind
-from runs.journal import append_entries
+from runs.journal import record_on_locked
 from runs.models import Run
 
 
@@ -93,8 +93,7 @@ def _do_step(approval_id, *, now) -> tuple[int | None, bool]:
         )
     elif "expire" not in step:
         payload["notified"] = _notify(approval, number, set(step.get("userIds", [])))
-    append_entries(run, [Entry(kind=EntryKind.APPROVAL_ESCALATED, payload=payload)])
-    run.save(update_fields=["last_sequence", "updated_at"])
+    record_on_locked(run, [Entry(kind=EntryKind.APPROVAL_ESCALATED, payload=payload)])
     return number, "expire" in step
 
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from approvals.exceptions import ImmutableRecordError
+from kindgi.gates import RULE_GATE_LABELS
 from runs.engine.waitpoints import CONNECTION_USE, INTERRUPTED_TOOL_CALL, PENDING_TOOL_CALL
 
 
@@ -271,11 +272,9 @@ class ApprovalRule(models.Model):
     runs under the stricter of that and the agent's own gate. Written only through
     ``approvals.actions.check_save_rule``, which validates it."""
 
-    class Gate(models.TextChoices):
-        ALWAYS_ASK = "always_ask", "always ask"
-        ASK_ONCE = "ask_once", "ask on first use in a conversation"
-        NEVER_ASK = "never_ask", "never ask"
-        DENY = "deny", "deny (the model is told why)"
+    Gate = models.TextChoices(
+        "Gate", [(gate.name, (gate.value, label)) for gate, label in RULE_GATE_LABELS.items()]
+    )
 
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="approval_rules")
     name = models.CharField(max_length=200)

@@ -10,7 +10,8 @@ from audit.actions import SettingKind
 from core.bounds import SECONDS_MAX, whole_number_error
 from kindgi.conditions import ConditionError, parse_condition
 from kindgi.effects import EffectKind
-from runs.engine.gates import Rule, RuleGate
+from kindgi.gates import RuleGate
+from runs.engine.gates import Rule
 
 
 def rules_of_tenant(tenant_id) -> list[Rule]:

@@ -18,8 +18,9 @@ from typing import Any
 
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
+from kindgi.gates import RuleGate
 from runs.calls import agent_gates
-from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule, RuleGate
+from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
 from runs.engine.policy import PolicyContext, ProposedCall, gate_of
 from runs.engine.state import RunFacts
 from runs.models import AGENT_TURN_FLOW_ID

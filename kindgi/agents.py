@@ -5,11 +5,11 @@ import re
 import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from kindgi.capabilities import missing_features, model_features, parse_capabilities
 from kindgi.errors import DefinitionError
+from kindgi.gates import GATE_OVERRIDE_TEXT, GateOverride
 from kindgi.guardrails import BeforeToolGuardrail, as_guardrail
 from kindgi.models import ScriptedModel
 from kindgi.naming import check_definition_id, check_name, check_semver
@@ -19,16 +19,6 @@ USER_MESSAGE = "userMessage"
 # What a retrieval source is given: the user's message, as ``{"query": …}``.
 RETRIEVAL_QUERY = "query"
 _PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-
-
-class GateOverride(StrEnum):
-    """What an agent says about one of its tools, in code or in the admin."""
-
-    ALWAYS_ASK = "always_ask"
-    NEVER_ASK = "never_ask"
-
-
-GATE_OVERRIDE_TEXT = ", ".join(gate.value for gate in GateOverride)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -186,7 +186,7 @@ SPECTACULAR_SETTINGS = {
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
         # Two choice sets of fields named "gate": an admin's override of an agent's gate, and a
         # tenant rule's.
-        "OverrideGateEnum": ["always_ask", "never_ask"],
+        "OverrideGateEnum": "kindgi.gates.GateOverride",
         "ApprovalRuleGateEnum": "approvals.models.ApprovalRule.Gate",
         "ConnectionStatusEnum": "connections.models.Connection.Status",
     },

@@ -72,6 +72,13 @@ def append_entries(run: Run | HeldRun, entries: Iterable[Entry]) -> list[Written
     return written
 
 
+def record_on_locked(run: Run, entries: Iterable[Entry]) -> None:
+    """Journal ``entries`` on a run that the caller, not its executor, has locked in this
+    transaction (an approval's escalation step), and write the run's new sequence."""
+    append_entries(run, entries)
+    update_row(run, ["last_sequence", "updated_at"])
+
+
 def _written(after: int, entries: list[Entry], now: datetime) -> list[WrittenEntry]:
     """``entries`` as they are written after sequence ``after``: numbered, their payloads
     scrubbed of secrets."""

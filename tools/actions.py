@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit.actions import SettingKind, do_delete_setting, do_save_setting
-from kindgi.agents import GATE_OVERRIDE_TEXT, GateOverride
+from kindgi.gates import GATE_OVERRIDE_TEXT, GateOverride
 from tenants.authority import check_may_configure
 from tools.exceptions import CatalogInputError
 from tools.models import Agent, AgentGateOverride

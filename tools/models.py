@@ -11,8 +11,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from kindgi import GateOverride
 from kindgi.conditions import ConditionError, parse_condition
+from kindgi.gates import GateOverride
 from tools.mcp.specs import ServerSpecError, public_address_error, spec_from_config
 from tools.registry import get_registry
 

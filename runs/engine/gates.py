@@ -25,6 +25,7 @@ from typing import Any
 
 from kindgi.agents import AgentDefinition
 from kindgi.conditions import Condition
+from kindgi.gates import RuleGate
 
 
 class Gate(StrEnum):
@@ -122,13 +123,6 @@ def code_overrides(agent: AgentDefinition) -> dict[str, Override]:
         )
         for tool_id, gate in (agent.gate_overrides or {}).items()
     }
-
-
-class RuleGate(StrEnum):
-    DENY = "deny"
-    ALWAYS_ASK = "always_ask"
-    ASK_ONCE = "ask_once"
-    NEVER_ASK = "never_ask"
 
 
 # Ties between equally specific rules go to the stricter gate.

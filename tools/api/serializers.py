@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import JsonObjectField, StrictCharField, StrictSerializer
+from kindgi.gates import GateOverride
 from tools.models import Agent, AgentGateOverride, Flow, McpServer, Tool
 
 
@@ -159,7 +160,7 @@ class OverrideListSerializer(serializers.Serializer):
 
 
 class SetOverrideSerializer(StrictSerializer):
-    gate = serializers.ChoiceField(choices=["always_ask", "never_ask"])
+    gate = serializers.ChoiceField(choices=[gate.value for gate in GateOverride])
     condition = StrictCharField(
         required=False, allow_blank=True, default="", help_text="e.g. /amountCents > 10000; empty: always."
     )

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kindgi.conditions import parse_condition
-from runs.engine.gates import CallFacts, CompiledRules, Rule, RuleGate, matching_rule
+from kindgi.gates import RuleGate
+from runs.engine.gates import CallFacts, CompiledRules, Rule, matching_rule
 
 TOOLS = ["acme.post", "acme.read", "acme.pay", "shop.read", "shop.write", "files.read-file"]
 AGENTS = ["", "acme.agent", "shop.clerk", "shop.other"]

@@ -5,8 +5,9 @@ from dataclasses import replace
 import pytest
 
 from kindgi import ToolConnection, allow, before_tool, refuse
+from kindgi.gates import RuleGate
 from runs.engine.entries import EntryKind
-from runs.engine.gates import AgentGates, Override, Rule, RuleGate
+from runs.engine.gates import AgentGates, Override, Rule
 from runs.engine.policy import (
     EDIT_STEPS,
     PolicyContext,

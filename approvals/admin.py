@@ -11,16 +11,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from approvals.actions import (
-    CompletionKind,
-    check_delete_rule,
-    check_delete_webhook,
-    check_remove_reviewer,
-    check_save_reviewer,
-    check_save_rule,
-    check_save_webhook,
-    decide_each,
-)
+from approvals.actions.decisions import CompletionKind, decide_each
+from approvals.actions.reviewers import check_remove_reviewer, check_save_reviewer
+from approvals.actions.rules import check_delete_rule, check_save_rule
+from approvals.actions.webhooks import check_delete_webhook, check_save_webhook
 from approvals.models import (
     Approval,
     ApprovalRule,

@@ -8,7 +8,7 @@ class ApprovalsConfig(AppConfig):
     name = "approvals"
 
     def ready(self):
-        from approvals.actions import expire_due_approvals
+        from approvals.actions.approvals import expire_due_approvals
         from approvals.escalation import escalate_due_approvals
         from approvals.models import ApprovalRule, Webhook
         from approvals.notifications import deliver_due_notifications, remind_due_approvals

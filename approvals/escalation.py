@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.actions import do_expire_approval
+from approvals.actions.approvals import do_expire_approval
 from approvals.escalation_steps import due_at
 from approvals.models import Approval, ApprovalStatus, Notification
 from approvals.notifications import eligible_deciders

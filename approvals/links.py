@@ -12,7 +12,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.actions import Completion, CompletionKind, check_complete_approval
+from approvals.actions.decisions import Completion, CompletionKind, check_complete_approval
 from approvals.models import Approval, ApprovalStatus, DecisionLink
 from core.conf import setting
 from core.errors import DomainError

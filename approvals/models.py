@@ -270,7 +270,7 @@ class ApprovalRule(models.Model):
     """A tenant's rule for the calls it matches. The most specific matching rule gives the
     tenant's gate (runs.engine.gates.Rule.precedence says how specificity is judged), and a call
     runs under the stricter of that and the agent's own gate. Written only through
-    ``approvals.actions.check_save_rule``, which validates it."""
+    ``approvals.actions.rules.check_save_rule``, which validates it."""
 
     Gate = models.TextChoices(
         "Gate", [(gate.name, (gate.value, label)) for gate, label in RULE_GATE_LABELS.items()]

@@ -69,7 +69,7 @@ MAX_REQUIRED_APPROVALS = 5
 def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None = None) -> dict[str, str]:
     """What is wrong with a rule of ``tenant`` holding ``fields`` (model field names) and naming
     ``reviewers``, by field; empty when nothing is. The admin's form and the API both ask this,
-    and ``approvals.actions.check_save_rule`` asks it again before saving."""
+    and ``approvals.actions.rules.check_save_rule`` asks it again before saving."""
     errors = {}
     effect_kind = fields.get("effect_kind") or ""
     if effect_kind and effect_kind not in {kind.value for kind in EffectKind}:

@@ -1,6 +1,6 @@
 from django.tasks import task
 
-from approvals.actions import expire_due_approvals
+from approvals.actions.approvals import expire_due_approvals
 
 
 @task()

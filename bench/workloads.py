@@ -152,7 +152,7 @@ def _cycle_figures(repetitions: list[tuple[list, list]]) -> dict:
 
 
 def approval_cycle_services(quick: bool) -> dict:
-    from approvals.actions import check_complete_approval
+    from approvals.actions.decisions import check_complete_approval
 
     ada = _reviewer()
 
@@ -350,7 +350,7 @@ def live_fan_out(quick: bool) -> dict:
     process of their own) of a daphne process, through the Redis channel layer."""
     from django.db import connection
 
-    from approvals.actions import check_complete_approval
+    from approvals.actions.decisions import check_complete_approval
     from tenants.tokens import do_create_token
 
     ada = _reviewer()

@@ -10,7 +10,7 @@ RATIONALE = {"type": "string", "minLength": 1, "pattern": r"[^\s\u0000]"}
 
 def state_what_a_decision_holds(result, generator, request, public):
     """A decision body is one of two shapes: an approval, whose rationale may be left out, or a
-    rejection, which needs one (``approvals.actions`` refuses it without)."""
+    rejection, which needs one (``approvals.actions.decisions`` refuses it without)."""
     schemas = result.get("components", {}).get("schemas", {})
     # Not a bulk decision's items: there one refused item is a result, not a refused body.
     if "CompleteApprovalRequest" in schemas:

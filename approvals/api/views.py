@@ -3,14 +3,9 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals.actions import (
-    check_complete_approval,
-    check_delete_rule,
-    check_register_reviewer,
-    check_save_rule,
-    check_set_notifications,
-    decide_each,
-)
+from approvals.actions.decisions import check_complete_approval, decide_each
+from approvals.actions.reviewers import check_register_reviewer, check_set_notifications
+from approvals.actions.rules import check_delete_rule, check_save_rule
 from approvals.api.serializers import (
     ApprovalRuleSerializer,
     ApprovalSerializer,

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from approvals.actions import CompletionKind
+from approvals.actions.decisions import CompletionKind
 from approvals.exceptions import ApprovalError, ApprovalInputError
 from approvals.links import LinkNotValidError, live_link, use_link
 from approvals.models import Reviewer

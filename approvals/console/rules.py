@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from approvals.actions import check_save_rule
+from approvals.actions.rules import check_save_rule
 from approvals.exceptions import ApprovalInputError
 from approvals.models import ApprovalRule, Reviewer
 from approvals.roles import reviewer_roles

@@ -13,7 +13,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals.actions import CompletionKind, check_complete_approval, check_set_notifications, decide_each
+from approvals.actions.decisions import CompletionKind, check_complete_approval, decide_each
+from approvals.actions.reviewers import check_set_notifications
 from approvals.console import charts
 from approvals.console.forms import DecisionForm
 from approvals.exceptions import ApprovalError, ApprovalInputError

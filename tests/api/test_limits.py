@@ -5,7 +5,7 @@ import json
 import pytest
 from django.test import override_settings
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.exceptions import ApprovalInputError
 from approvals.models import Approval, Decision
 from runs.models import JournalEntry, Run

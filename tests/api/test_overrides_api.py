@@ -3,7 +3,7 @@ validated as the admin validates them; they never lower what the tenant's rules 
 
 import pytest
 
-from approvals.actions import check_save_rule
+from approvals.actions.rules import check_save_rule
 from runs.actions import check_start_run
 from runs.models import RunStatus
 from tests.api.conftest import client_for

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.api.serializers import ApprovalSerializer, CompletionSerializer
 from approvals.models import Approval
 from core.api.representation import represent

@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval, Reviewer
 from runs.actions import check_start_run
 from tests.factories import default_tenant, member, other_tenant, principal, reviewer
@@ -192,7 +192,7 @@ REFUSALS = {
 
 @pytest.mark.parametrize("who", ["staff member, no reviewer", "reviewer whose role is too low", "superuser"])
 def test_the_admin_refuses_whom_the_console_refuses(client, admin_user, who):
-    from approvals.actions import check_save_rule
+    from approvals.actions.rules import check_save_rule
 
     check_save_rule(
         tenant=default_tenant(),

@@ -9,7 +9,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from approvals.actions import check_complete_approval, check_save_rule, expire_due_approvals
+from approvals.actions.approvals import expire_due_approvals
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.chain import GENESIS, decision_hash
 from approvals.models import Approval, Decision
 from audit.models import AuditEntry, ChainHead

@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.exceptions import ApprovalConflictError
 from approvals.models import Decision
 from packs.acme_ops.status_page import STATUS_PAGE

@@ -5,7 +5,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from kindgi_site.asgi import application
 from runs.actions import check_start_run, do_cancel_run
 from tenants.tokens import do_create_token

@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.exceptions import (
     ApprovalConflictError,
     ApprovalInputError,

@@ -5,7 +5,8 @@ refused and the approval stays pending."""
 import pytest
 from rest_framework.test import APIClient
 
-from approvals.actions import check_complete_approval, check_save_rule
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.exceptions import ApprovalConflictError, ApprovalInputError, DecisionForbiddenError
 from approvals.models import Approval, ApprovalStatus, Decision
 from runs.models import RunStatus

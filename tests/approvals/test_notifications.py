@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from approvals.actions import check_complete_approval, check_save_rule
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.links import token_hash
 from approvals.models import Approval, Decision, DecisionLink, Notification, Reviewer
 from approvals.notifications import (

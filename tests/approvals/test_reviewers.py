@@ -1,6 +1,6 @@
 import pytest
 
-from approvals.actions import check_register_reviewer
+from approvals.actions.reviewers import check_register_reviewer
 from approvals.exceptions import ApprovalInputError, DecisionForbiddenError
 from approvals.models import Reviewer
 from tenants.exceptions import NotAMemberError

@@ -7,7 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.utils import timezone
 
-from approvals.actions import check_complete_approval, check_save_rule, expire_due_approvals
+from approvals.actions.approvals import expire_due_approvals
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.exceptions import ApprovalConflictError, ApprovalInputError, DecisionForbiddenError
 from approvals.models import Approval, ApprovalRule, Decision
 from packs.acme_ops.status_page import STATUS_PAGE

@@ -3,7 +3,7 @@
 import pytest
 from django.utils import timezone
 
-from approvals.actions import check_save_rule
+from approvals.actions.rules import check_save_rule
 from approvals.models import ApprovalRule
 from approvals.simulator import draft_rule, simulate
 from runs.actions import check_start_run

@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
-from approvals.actions import CompletionKind, check_complete_approval, check_save_rule
+from approvals.actions.decisions import CompletionKind, check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.chain import first_break
 from approvals.exceptions import ApprovalInputError, DecisionForbiddenError
 from approvals.models import Approval, ApprovalStatus, Decision

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Webhook, WebhookDelivery
 from approvals.webhooks import deliver_due_webhooks
 from runs.actions import check_start_run

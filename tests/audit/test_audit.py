@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
-from approvals.actions import check_save_rule
+from approvals.actions.rules import check_save_rule
 from audit.actions import entry_hash
 from audit.chain import GENESIS
 from audit.models import AuditEntry, ChainHead
@@ -116,7 +116,7 @@ class TestChangesAreRecordedByTheirDoor:
 
     def test_a_secret_never_reaches_the_record(self):
         """A webhook's secret is kept as a mark that changes with it; a token never at all."""
-        from approvals.actions import check_save_webhook
+        from approvals.actions.webhooks import check_save_webhook
         from approvals.models import Webhook
 
         tina = member("tina", tenant_admin=True)
@@ -339,7 +339,7 @@ def test_who_belongs_to_a_tenant_and_who_is_its_admin_is_recorded(admin_client):
 
 
 def test_a_url_with_a_password_or_a_token_is_recorded_without_them():
-    from approvals.actions import check_save_webhook
+    from approvals.actions.webhooks import check_save_webhook
     from approvals.models import Webhook
 
     url = "https://hookuser:Sup3rS3cretPass@hooks.example/in?token=abcSECRETdef"

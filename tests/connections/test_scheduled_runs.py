@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.exceptions import DecisionForbiddenError
 from approvals.models import Approval
 from runs.models import Run, RunStatus, Schedule, Trigger

@@ -124,7 +124,7 @@ def test_the_queue_counts_from_the_approvals_alone():
 
 
 def test_the_filters_offer_what_waits():
-    from approvals.actions import check_save_rule
+    from approvals.actions.rules import check_save_rule
 
     check_save_rule(
         tenant=default_tenant(),
@@ -300,7 +300,7 @@ def test_forms_need_their_csrf_token():
 
 
 def test_a_flow_steps_approval_names_the_flow_and_its_step():
-    from approvals.actions import check_save_rule
+    from approvals.actions.rules import check_save_rule
 
     check_save_rule(
         tenant=default_tenant(),

@@ -4,7 +4,7 @@ from unittest import mock
 
 import pytest
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import ApprovalStatus
 from runs.actions import check_start_run
 from runs.models import RunStatus

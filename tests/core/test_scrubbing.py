@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.links import issue_link
 from approvals.models import Approval, Decision, Reviewer, Webhook, WebhookDelivery
 from runs.actions import check_start_run

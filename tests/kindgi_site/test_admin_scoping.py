@@ -15,7 +15,8 @@ from django.forms.models import model_to_dict
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from approvals.actions import check_complete_approval, check_save_rule
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.models import Approval, Webhook, WebhookDelivery
 from connections.crypto import seal
 from connections.models import App, Connection

@@ -11,7 +11,7 @@ from django.db import connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval
 from runs.models import Run, RunStatus
 from tenants.tokens import do_create_token

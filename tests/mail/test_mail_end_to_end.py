@@ -5,7 +5,7 @@ continues the same conversation."""
 import pytest
 from django.test import Client
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval, ApprovalStatus
 from mail.models import MailMessage
 from runs.models import Run, RunStatus

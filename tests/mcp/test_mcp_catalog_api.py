@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from approvals.actions import check_save_rule
+from approvals.actions.rules import check_save_rule
 from runs.models import RunStatus
 from tenants.tokens import do_create_token
 from tests.factories import default_tenant, member, other_tenant, superuser

@@ -1,6 +1,6 @@
 """Deciding a run's pending approval in tests, the way reviewers do."""
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval
 from runs.models import Run
 from tests.factories import reviewer

@@ -5,7 +5,8 @@ from unittest import mock
 
 import pytest
 
-from approvals.actions import check_complete_approval, check_save_rule
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.exceptions import DecisionForbiddenError
 from approvals.models import Approval, ApprovalStatus
 from packs.acme_ops.status_page import STATUS_PAGE

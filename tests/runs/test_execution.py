@@ -171,7 +171,7 @@ def interrupted_after_approval(run, *approvers):
     """Have ``approvers`` approve ``run``'s waiting payment: it runs and the worker dies mid-call;
     then the sweep's executor takes the run over once the dead one's claim expired. The
     approval made to repeat the call."""
-    from approvals.actions import check_complete_approval
+    from approvals.actions.decisions import check_complete_approval
 
     approval = run.approvals.get()
     *first, last = approvers
@@ -193,7 +193,8 @@ class TestRepeatingAnInterruptedCall:
     def test_it_needs_the_role_the_named_reviewers_and_the_approvals_of_the_approval_that_let_it_run(
         self, dies_after_paying
     ):
-        from approvals.actions import check_complete_approval, check_save_rule
+        from approvals.actions.decisions import check_complete_approval
+        from approvals.actions.rules import check_save_rule
         from approvals.exceptions import DecisionForbiddenError
         from tests.factories import reviewer
 
@@ -242,7 +243,8 @@ class TestRepeatingAnInterruptedCall:
         assert dies_after_paying.payments == [(500, "bob"), (500, "bob")]
 
     def test_it_needs_what_escalation_raised_the_approval_that_let_it_run_to(self, dies_after_paying):
-        from approvals.actions import check_complete_approval, check_save_rule
+        from approvals.actions.decisions import check_complete_approval
+        from approvals.actions.rules import check_save_rule
         from approvals.escalation import escalate_due_approvals
         from approvals.exceptions import DecisionForbiddenError
         from tests.factories import reviewer

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.actions import check_complete_approval
+from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval
 from runs import executor
 from runs.actions import check_start_run, do_cancel_run

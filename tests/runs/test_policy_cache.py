@@ -82,7 +82,7 @@ def test_every_change_to_a_rule_moves_the_version_and_the_next_read_sees_it(chan
 
 
 def test_the_rules_saved_through_the_action_are_seen_at_once():
-    from approvals.actions import check_save_rule
+    from approvals.actions.rules import check_save_rule
 
     tenant = default_tenant()
     assert names(tenant) == []

@@ -11,7 +11,8 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from approvals.actions import check_complete_approval, check_save_rule
+from approvals.actions.decisions import check_complete_approval
+from approvals.actions.rules import check_save_rule
 from approvals.exceptions import DecisionForbiddenError
 from approvals.models import Approval, ApprovalStatus
 from mail.actions import receive_mail

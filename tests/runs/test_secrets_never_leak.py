@@ -148,7 +148,7 @@ def test_connection_tokens_and_the_apps_client_secret_appear_nowhere(
     from django.test import override_settings
     from django.utils import timezone
 
-    from approvals.actions import check_complete_approval
+    from approvals.actions.decisions import check_complete_approval
     from approvals.models import Webhook, WebhookDelivery
     from connections.crypto import unseal
     from connections.models import App, Connection

@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.actions import expire_due_approvals
+from approvals.actions.approvals import expire_due_approvals
 from core.sweeps import report_left
 
 

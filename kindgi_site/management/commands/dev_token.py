@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.actions import do_save_reviewer
+from approvals.actions.reviewers import do_save_reviewer
 from approvals.models import Reviewer
 from approvals.roles import reviewer_roles
 from audit.models import Surface

@@ -19,11 +19,11 @@ from typing import Any
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
 from kindgi.gates import RuleGate
-from runs.calls import agent_gates
 from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
 from runs.engine.policy import PolicyContext, ProposedCall, gate_of
 from runs.engine.state import RunFacts
 from runs.models import AGENT_TURN_FLOW_ID
+from runs.policy_context import agent_gates
 from runs.selectors import gated_calls_of_tenant
 from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry

@@ -12,7 +12,7 @@ class ConnectionsConfig(AppConfig):
         from connections import checks  # noqa: F401  (registers the encryption key's check)
         from connections.runs import ConnectionsOfOwners, ConnectionWaitpoints
         from runs import waitpoints
-        from runs.connections import register_connection_source
+        from runs.connection_sources import register_connection_source
         from runs.engine.waitpoints import CONNECTION
 
         post_migrate.connect(_sync_settings_apps, sender=self)

@@ -66,7 +66,7 @@ class App(models.Model):
         return self.display_name or self.name
 
     def clean(self) -> None:
-        from runs.connections import built_in_apps  # filled in once the apps are ready
+        from runs.connection_sources import built_in_apps  # filled in once the apps are ready
 
         if not is_name(self.name):
             raise ValidationError({"name": "Lowercase letters, digits and dashes, like a pack's name."})

@@ -31,7 +31,7 @@ class ConnectionWaitpoints:
 
 
 class ConnectionsOfOwners:
-    """The connections a run's calls act through, for ``runs.connections``."""
+    """The connections a run's calls act through, for ``runs.connection_sources``."""
 
     def connections(self, run: Run, owners: Mapping[str, str]) -> dict[str, ToolConnection]:
         """The working connection of each app's owner in ``owners`` (app -> user id) to it. One

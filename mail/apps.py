@@ -10,6 +10,6 @@ class MailConfig(AppConfig):
     def ready(self):
         from mail import inbound  # noqa: F401  (receives the providers' inbound webhooks)
         from mail.runs import MailboxConnections
-        from runs.connections import register_connection_source
+        from runs.connection_sources import register_connection_source
 
         register_connection_source(MailboxConnections())

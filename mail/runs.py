@@ -1,5 +1,5 @@
 """What mailboxes are to runs: the "connection" a mail tool acts through is its owner's own
-mailboxes (for ``runs.connections``); in a run a mail started, the one that received it."""
+mailboxes (for ``runs.connection_sources``); in a run a mail started, the one that received it."""
 
 from collections.abc import Mapping
 from functools import partial

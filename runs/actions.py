@@ -17,8 +17,7 @@ from core.secrets import provider_secrets, scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
 from runs import dispatch, waitpoints
-from runs.calls import missing_here
-from runs.connections import app_names
+from runs.connection_sources import app_names
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
 from runs.engine.validation import json_pointer
@@ -33,6 +32,7 @@ from runs.exceptions import (
 from runs.journal import append_entries, identity_of
 from runs.models import FINISHED_STATUSES, Run, RunStatus, Trigger
 from runs.permissions import cancel_refusal
+from runs.policy_context import missing_here
 from runs.principals import principal_for_start
 from tenants.models import Membership, Tenant
 from tenants.selectors import is_service_account, tenant_for_user

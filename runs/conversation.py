@@ -8,10 +8,10 @@ write (cancelled, failed by a crash), is shown with the steps its journal holds 
 
 from typing import Any
 
-from runs.calls import agent_tools, target_of
 from runs.engine.conversation import caught_up, from_outside, tool_message
 from runs.engine.state import RunState
 from runs.models import Run, RunStatus
+from runs.policy_context import agent_tools, target_of
 from runs.selectors import run_journal
 from tools.registry import get_registry
 

@@ -15,7 +15,6 @@ from django.db import InterfaceError, OperationalError, connections
 from core.logcontext import about_run
 from kindgi import AgentDefinition
 from runs import dispatch, journal
-from runs.calls import policy_context, target_of
 from runs.engine.entries import Entry
 from runs.engine.flow import FlowRun
 from runs.engine.outcomes import Failed, Outcome
@@ -26,6 +25,7 @@ from runs.exceptions import LostClaimError
 from runs.heartbeat import claim_held
 from runs.model_resolution import resolve_model
 from runs.models import Run, RunStatus
+from runs.policy_context import policy_context, target_of
 from runs.selectors import run_journal
 from tools.registry import get_registry
 

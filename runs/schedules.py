@@ -26,7 +26,7 @@ from core.errors import DomainError
 from core.secrets import provider_secrets
 from core.sweeps import Sweep
 from runs.actions import check_start_run
-from runs.connections import app_names
+from runs.connection_sources import app_names
 from runs.engine.inputs import validate_run_input
 from runs.exceptions import RunInputError, ScheduleForbiddenError, ScheduleInputError
 from runs.models import Run, Schedule, Trigger

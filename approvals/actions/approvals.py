@@ -14,9 +14,9 @@ from approvals.models import (
 )
 from core.sweeps import Sweep
 from runs.actions import resume_locked_run
-from runs.calls import missing_here
 from runs.engine.waitpoints import APPROVAL
 from runs.models import Run
+from runs.policy_context import missing_here
 
 EXPIRED_RATIONALE = "expired"
 

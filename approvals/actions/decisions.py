@@ -34,10 +34,10 @@ from core.prepared import Param, Prepared
 from core.rows import update_row
 from core.secrets import scrub_secrets
 from runs.actions import resume_locked_run
-from runs.calls import judge_edited_call
 from runs.engine.policy import Refused, Stop, Suspend
 from runs.engine.waitpoints import APPROVAL, CONNECTION_USE, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
+from runs.policy_context import judge_edited_call
 from tenants.selectors import tenant_for_user
 
 logger = logging.getLogger("kindgi.approvals")

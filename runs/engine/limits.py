@@ -1,5 +1,5 @@
 """The site's limits on what a run may do, as values: the driver reads them from the settings
-(``runs.calls.engine_limits``) and hands them to the kernel, which reads no settings. The
+(``runs.policy_context.engine_limits``) and hands them to the kernel, which reads no settings. The
 defaults are the settings' own, so a test of the kernel alone is held to what a site is."""
 
 from dataclasses import dataclass

@@ -135,7 +135,7 @@ class PolicyContext:
     # The reviewer roles, lowest first (the site's ``KINDGI_REVIEWER_ROLES``): how the policy
     # tells which of two gates needs the higher role.
     reviewer_roles: Sequence[str] = ()
-    # The site's limits (``runs.calls.engine_limits``).
+    # The site's limits (``runs.policy_context.engine_limits``).
     limits: Limits = DEFAULT_LIMITS
 
 

@@ -13,11 +13,11 @@ from approvals.models import Approval, Decision, Reviewer
 from kindgi.cli.errors import USAGE_ERROR, CliError
 from kindgi.cli.main import json_object
 from runs.actions import check_start_run
-from runs.calls import engine_limits
 from runs.engine.invocation import validate_arguments
 from runs.engine.validation import INPUT_ERROR_LIMIT
 from runs.exceptions import RunInputError
 from runs.models import JournalEntry, Run
+from runs.policy_context import engine_limits
 from tenants.tokens import do_create_token
 from tests.factories import default_tenant, member, principal, reviewer
 from tools.registry import get_registry

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from core.conf import DEFAULTS
 from kindgi.cli.init import create_pack
-from runs.calls import LIMIT_SETTINGS, engine_limits
 from runs.engine.limits import DEFAULT_LIMITS, Limits
+from runs.policy_context import LIMIT_SETTINGS, engine_limits
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -15,7 +15,7 @@ from kindgi import AgentDefinition, FlowDefinition, Registry, ToolDefinition
 from kindgi.conditions import parse_condition
 from kindgi.flows import NodeKind
 from runs import policy_cache
-from runs.connections import connections_for_run
+from runs.connection_sources import connections_for_run
 from runs.engine.flow import step_context
 from runs.engine.gates import AgentGates, Override, code_overrides
 from runs.engine.limits import Limits

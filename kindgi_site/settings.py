@@ -9,6 +9,7 @@ from django.utils.csp import CSP
 
 from core.conf import DEFAULTS
 from core.logs import logging_config
+from kindgi.gates import GateOverride
 from kindgi_site.config import Environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -186,7 +187,7 @@ SPECTACULAR_SETTINGS = {
         "ApprovalStatusEnum": "approvals.models.ApprovalStatus",
         # Two choice sets of fields named "gate": an admin's override of an agent's gate, and a
         # tenant rule's.
-        "OverrideGateEnum": "kindgi.gates.GateOverride",
+        "OverrideGateEnum": [gate.value for gate in GateOverride],
         "ApprovalRuleGateEnum": "approvals.models.ApprovalRule.Gate",
         "ConnectionStatusEnum": "connections.models.Connection.Status",
     },

@@ -25,7 +25,7 @@ class Slept(BaseModel):
     slept_ms: int
 
 
-@tool(id="bench.noop", version="1.0.0", mutating=False)
+@tool(id="bench.noop", version="1.0.0", mutating=False, idempotent=True)
 def noop(nothing: Nothing) -> Small:
     """Does nothing and says so."""
     return Small(ok=True, step=nothing.step)

@@ -83,6 +83,14 @@ class ToolDefinition:
     connection: str | None = None
 
     @property
+    def is_safe_to_repeat(self) -> bool:
+        """Whether calling it twice does no more than calling it once: a read-only tool that says
+        it is ``idempotent``. Only such a call may run before its intent is durable (a crash in
+        between repeats it); any other's intent is written first, so that a crash in between
+        asks a person rather than calling it again."""
+        return self.idempotent and self.is_read_only
+
+    @property
     def is_read_only(self) -> bool:
         """The one answer to "does this tool change nothing?" that dry runs, gates and scheduling use.
 

@@ -92,7 +92,10 @@ class FlowRun:
             node_id=node.id,
             payload={"kind": "tool", "target": call.tool.id, "input": call.arguments},
         )
-        self._record(started, called_entry(call))
+        intent = [started, called_entry(call)]
+        if not call.tool.is_safe_to_repeat:
+            self._record(*intent)
+            intent = []  # written: the call runs only once its intent is durable
         context = ToolContext(
             run_id=self.run.id,
             call_id=call.call_id,
@@ -108,10 +111,12 @@ class FlowRun:
         if invocation.status == CallStatus.COMPLETED:
             output = invocation.result
             self._record(
-                result, Entry(kind=EntryKind.NODE_COMPLETED, node_id=node.id, payload={"output": output})
+                *intent,
+                result,
+                Entry(kind=EntryKind.NODE_COMPLETED, node_id=node.id, payload={"output": output}),
             )
             return Completed(output=output)
-        self._record(result)
+        self._record(*intent, result)
         error = invocation.result["error"]
         returned = f"{error['code']}: {error['message']}"
         return Failed(message=f'tool-failed: node "{node.id}": tool "{call.tool.id}" returned {returned}')

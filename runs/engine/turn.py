@@ -333,7 +333,13 @@ class AgentTurn:
         return [self._message(call.call_id) for call in calls]
 
     def _execute(self, ready: list[ProposedCall]) -> None:
-        self._record(*(entry for call in ready for entry in (*call.notes, called_entry(call))))
+        intents = [entry for call in ready for entry in (*call.notes, called_entry(call))]
+        if all(call.tool.is_safe_to_repeat for call in ready):
+            # Written with their results, in one commit: a crash before it asks the model again
+            # (its reply is unwritten too) and repeats calls that are harmless to repeat.
+            self._unrecorded.extend(intents)
+        else:
+            self._record(*intents)
         jobs = [(call.tool, call.validated, self._context(call.call_id, call.connection)) for call in ready]
         if len(jobs) == 1:
             invocations = [invoke(*jobs[0], limits=self.ctx.limits)]

@@ -124,6 +124,12 @@ def peek(label: Label, ctx: ToolContext) -> Seen:
     return _work(label, ctx)
 
 
+@tool(id="probe.lookup", version="1.0.0", mutating=False, idempotent=True)
+def lookup(label: Label, ctx: ToolContext) -> Seen:
+    """Reads, and reading again does no more (safe to repeat)."""
+    return _work(label, ctx)
+
+
 @tool(id="probe.write", version="1.0.0", effects=[Effect.writes("probe:data")])
 def write(label: Label, ctx: ToolContext) -> Seen:
     """Writes, slowly."""
@@ -259,6 +265,7 @@ def no_secret_labels(call: GuardedCall) -> Judgement:
 ALL_TOOLS = [
     read,
     peek,
+    lookup,
     write,
     idempotent_write,
     cancel_own_run,

@@ -37,6 +37,8 @@ ROUNDS = 5
 
 # (workload, variant, what it needs beyond SQLite, the tasks backend)
 VARIANTS = [
+    ("W0", "sqlite", None, "immediate"),
+    ("W0", "postgres", "postgres", "immediate"),
     ("W1", "sqlite", None, "immediate"),
     ("W1", "postgres", "postgres", "immediate"),
     ("W2", "reads", None, "immediate"),

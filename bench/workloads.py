@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import cache
 
 from bench.counting import counting
+from bench.floor import floor_postgres, floor_sqlite
 from bench.servers import Daphne
 from bench.stats import percentile, summary
 
@@ -697,6 +698,8 @@ def policy_at_scale(quick: bool) -> dict:
 
 # Which function measures each (workload, variant); bench.__main__ says what each variant needs.
 WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
+    ("W0", "sqlite"): floor_sqlite,
+    ("W0", "postgres"): floor_postgres,
     ("W1", "sqlite"): sequential_calls,
     ("W1", "postgres"): sequential_calls,
     ("W2", "reads"): concurrent_reads,

@@ -43,10 +43,26 @@ def test_the_quick_run_writes_each_figure_in_its_place(tmp_path):
     assert f"the reference work took {reference['start']} ms at the start" in result.stdout
 
 
+def test_the_floor_is_measured_with_bare_statements_and_kindgi_is_printed_as_multiples_of_it(tmp_path):
+    written = tmp_path / "bench.json"
+    result = bench("--only", "W0,W1", "--quick", "--json", str(written), "--no-peers")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    data = json.loads(written.read_text())
+    floor = data["workloads"]["W0"]["sqlite"]
+    assert set(floor) == {"w1_call_ms", "w3_suspend_ms", "w3_resume_ms"}
+    assert 0 < floor["w1_call_ms"]["median"] < floor["w3_resume_ms"]["median"]
+    judged = {row["figure"]: row for row in data["targets"]}
+    multiple = judged["W1.sqlite.per_call_ms / W0.sqlite.w1_call_ms"]
+    kindgi = data["workloads"]["W1"]["sqlite"]["per_call_ms"]["median"]
+    assert multiple["median"] == round(kindgi / floor["w1_call_ms"]["median"], 2)
+    assert multiple["met"] is None  # printed as a multiple: no target of its own
+    assert "W1.sqlite.per_call_ms / W0.sqlite.w1_call_ms" in result.stdout
+
+
 def test_an_unknown_workload_is_a_usage_error():
     result = bench("--only", "W1,W9")
     assert result.returncode == 2
-    assert "no workload W9 (there are W1, W2, W3, W4, W5, W6, W7, W8)" in result.stderr
+    assert "no workload W9 (there are W0, W1, W2, W3, W4, W5, W6, W7, W8)" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ def messages(settings, monkeypatch):
     with MessagesServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        settings.KINDGI_DEFAULT_MODEL = "anthropic:claude-sonnet-4-5"
+        settings.KINDGI_DEFAULT_MODEL = "anthropic:claude-sonnet-5-5"
         yield server
 
 
@@ -41,7 +41,7 @@ def test_a_tool_call_round_trip_and_a_gate_over_the_messages_api(messages):
         first["headers"].get("Authorization", "").removeprefix("Bearer "),
     )
     body = first["body"]
-    assert body["model"] == "claude-sonnet-4-5"
+    assert body["model"] == "claude-sonnet-5-5"
     assert "Use the tools when asked." in str(body["system"])
     assert {tool["name"] for tool in body["tools"]} == {"probe__read", "probe__write"}
     assert body["messages"][-1]["role"] == "user"
@@ -57,7 +57,7 @@ def test_a_tool_call_round_trip_and_a_gate_over_the_messages_api(messages):
     assert any(block.get("type") == "tool_result" and block["tool_use_id"] == "toolu_2" for block in results)
 
     called = list(run.journal.filter(kind="model.called"))
-    assert called[0].payload["model"] == "anthropic:claude-sonnet-4-5"
+    assert called[0].payload["model"] == "anthropic:claude-sonnet-5-5"
     assert called[0].payload["usage"] == {"inputTokens": 13, "outputTokens": 5}
     assert KEY not in str(list(run.journal.values_list("payload", flat=True)))
 

@@ -6,7 +6,7 @@ The executor builds the policy context here for every execution, and the approva
 """
 
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.conf import settings
 
@@ -204,14 +204,7 @@ def _connections(run: Run, facts: RunFacts, tools) -> dict:
     return connections_for_run(run, owners)
 
 
-class JudgedEdit(NamedTuple):
-    verdict: Verdict
-    # The run's policy context as the judgement built it: the execution that the decision
-    # resumes in this process is handed it, rather than building it again.
-    context: PolicyContext
-
-
-def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> JudgedEdit:
+def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:
     """The verdict of the call policy on ``arguments`` for ``run``'s waiting call ``call_id``, as
     if the model (or the flow) had asked for them: refused, waiting for a person (with the gate
     that asks, so the decider's rights can be checked), or ready to run."""
@@ -222,11 +215,12 @@ def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arg
             f"run {run.pk}: its {'agent' if run.is_agent_turn else 'flow'} is no longer in the packs"
         )
     state = RunState.fold(run_journal(run))
-    context = ctx = policy_context(run, target, registry=registry)
+    facts = RunFacts(id=str(run.pk), dry_run=run.dry_run, read_only=run.read_only)
+    ctx = policy_context(run, target, registry=registry, facts=facts)
     if node_id:
         ctx = step_context(ctx, target.node(node_id), registry)
     elif is_retrieval_call(call_id, tool_id, ctx):
         ctx = replace(ctx, tools=ctx.retrieval)  # judged as the turn judges its retrieval sources
     ctx = replace(ctx, approved_tools=set(ctx.approved_tools) | state.approved_tools(leaving_out={call_id}))
     call = ProposedCall(call_id=call_id, tool_id=tool_id, arguments=arguments, node_id=node_id)
-    return JudgedEdit(prepare(call, state, ctx, steps=EDIT_STEPS), context)
+    return prepare(call, state, ctx, steps=EDIT_STEPS)

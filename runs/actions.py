@@ -20,6 +20,7 @@ from runs import dispatch, waitpoints
 from runs.connection_sources import app_names
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
+from runs.engine.policy import PolicyContext
 from runs.engine.validation import json_pointer
 from runs.exceptions import (
     CancelForbiddenError,
@@ -266,21 +267,27 @@ def do_resume_run(run_id: UUID, *, waitpoint_key: Mapping[str, Any], resolution:
 
 
 def resume_locked_run(
-    run: Run, *, waitpoint_key: Mapping[str, Any], resolution: Mapping[str, Any], set_going: bool = True
+    run: Run,
+    *,
+    waitpoint_key: Mapping[str, Any],
+    resolution: Mapping[str, Any],
+    set_going: bool = True,
+    context: PolicyContext | None = None,
 ) -> Callable[[], None]:
     """Resume ``run`` inside the caller's transaction, so the resolution and the resume commit together.
 
     Precondition: ``run`` is locked with select_for_update. ``waitpoint_key`` must match the
     run's waitpoint (e.g. ``{"kind": "approval", "approvalId": …}``), so that a stale or
     repeated resolution cannot resume the run at another wait. ``set_going``: as
-    ``runs.dispatch.resume_locked`` takes it, whose function this returns.
+    ``runs.dispatch.resume_locked`` takes it, whose function this returns; ``context``: the
+    run's policy context if the caller built it (judging an edit), for an execution here.
     """
     if run.status != RunStatus.SUSPENDED:
         raise RunStateError(f"run {run.pk} is {run.status}, not suspended")
     waitpoint = run.waitpoint or {}
     if any(waitpoint.get(key) != value for key, value in waitpoint_key.items()):
         raise RunStateError(f"run {run.pk} does not wait on {dict(waitpoint_key)}")
-    return dispatch.resume_locked(run, resolution, set_going=set_going)
+    return dispatch.resume_locked(run, resolution, set_going=set_going, context=context)
 
 
 @transaction.atomic(durable=True)

@@ -24,6 +24,7 @@ from django.tasks.backends.immediate import ImmediateBackend
 from core.prepared import Param, Prepared
 from core.rows import insert_rows
 from runs import journal
+from runs.engine.policy import PolicyContext
 from runs.models import Run
 from runs.tasks import execute_claimed, execute_run
 from tenants.models import Tenant
@@ -61,13 +62,17 @@ def start(run: Run, *, then: Callable[[Run | None], None]) -> None:
     _execute_on_commit(claim, token, then=then)
 
 
-def resume_locked(run: Run, resolution: Mapping[str, Any], *, set_going: bool = True) -> Callable[[], None]:
+def resume_locked(
+    run: Run, resolution: Mapping[str, Any], *, set_going: bool = True, context: PolicyContext | None = None
+) -> Callable[[], None]:
     """Record what resolved the run's wait and have it go on: queued for a worker, or claimed
     now and executed in this process once the transaction commits.
 
     ``set_going`` False: the caller has more to write after this and on-commit work of its own
     to come before the execution (an approval's announcement); it calls the function returned
     once that is registered. Otherwise (and with a worker's queue) that function does nothing.
+    ``context``: the run's policy context without connections, if the caller built it, for an
+    execution here (a worker builds its own).
 
     Precondition: ``run`` is locked and suspended."""
     if not executes_here():
@@ -78,7 +83,7 @@ def resume_locked(run: Run, resolution: Mapping[str, Any], *, set_going: bool = 
     journal.record_resumed(run, resolution, claimed_by=token)
 
     def execute_on_commit() -> None:
-        _execute_on_commit(journal.Claim(run, None), token, then=lambda finished: None)
+        _execute_on_commit(journal.Claim(run, None, context), token, then=lambda finished: None)
 
     if not set_going:
         return execute_on_commit

@@ -25,7 +25,7 @@ from runs.exceptions import LostClaimError
 from runs.heartbeat import claim_held
 from runs.model_resolution import resolve_model
 from runs.models import Run, RunStatus
-from runs.policy_context import policy_context, target_of
+from runs.policy_context import policy_context, target_of, with_connections
 from runs.selectors import run_journal
 from tools.registry import get_registry
 
@@ -64,15 +64,18 @@ class JournalRecorder:
         connections.close_all()  # that thread's own connections, if its tool used the database
 
 
-def _engine_for(run: Run, recorder: JournalRecorder, known: list | None) -> AgentTurn | FlowRun | None:
-    """The engine for ``run``, its state folded from the journal (``known``, when the claim
-    knows it already, or read now)."""
+def _engine_for(run: Run, recorder: JournalRecorder, claim: journal.Claim) -> AgentTurn | FlowRun | None:
+    """The engine for ``run``, its state folded from the journal and its policy context: each
+    as the claim knows it already, or read now. Its connections are read now in any case."""
     registry = get_registry()
     target = target_of(run, registry)
     if target is None:
         return None
-    state = RunState.fold(run_journal(run) if known is None else known)
-    ctx = policy_context(run, target, registry=registry)
+    state = RunState.fold(run_journal(run) if claim.journal is None else claim.journal)
+    if claim.context is None:
+        ctx = policy_context(run, target, registry=registry)
+    else:
+        ctx = with_connections(claim.context, run, target, registry=registry)
     if run.is_agent_turn:
         return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=resolve_model)
     return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)
@@ -106,7 +109,7 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
     )
     logger.info("run %s: executing %s", run_id, target)
     try:
-        engine = _engine_for(run, JournalRecorder(run.pk, token), claim.journal)
+        engine = _engine_for(run, JournalRecorder(run.pk, token), claim)
         if engine is None:
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:

@@ -24,6 +24,7 @@ from kindgi import AgentDefinition
 from runs import waitpoints
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.outcomes import Completed, Failed, Outcome, Suspended
+from runs.engine.policy import PolicyContext
 from runs.engine.waitpoints import CHILD_RUN
 from runs.exceptions import LostClaimError
 from runs.journal_statements import (
@@ -119,6 +120,9 @@ class Claim(NamedTuple):
     run: Run
     # The run's whole journal when the claim knows it (it just started the run), else None.
     journal: list[WrittenEntry] | None
+    # The run's policy context, without connections, when whoever claimed it built one (a
+    # decision judging an edit), else None.
+    context: PolicyContext | None = None
 
 
 CLAIM_FIELDS = ("claim_token", "claim_expires_at", "started_at")

@@ -2,11 +2,14 @@
 reviewer's edited call judged before the decision is taken.
 
 The executor builds the policy context here for every execution, and the approvals app asks
-``judge_edited_call`` about an edit: both go through the same steps of the same policy.
+``judge_edited_call`` about an edit: both go through the same steps of the same policy. A
+decision that judged an edit hands the context it built to the execution it resumes here, which
+adds only the run's connections: those are read (and an expired token refreshed, which the app
+cannot take back) as the execution starts, never inside a decision's transaction.
 """
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
@@ -114,9 +117,11 @@ def engine_limits() -> Limits:
 
 
 def policy_context(
-    run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry, facts: RunFacts | None = None
+    run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry, connected: bool = True
 ) -> PolicyContext:
-    facts = facts or run_facts(run)
+    """What ``run``'s calls are judged against; without its connections unless ``connected``
+    (``with_connections`` adds them)."""
+    facts = run_facts(run)
     version = run.tenant.config_version  # read with the run: a cache hit costs no statement
     rules = policy_cache.tenant_rules(run.tenant_id, version)
     roles = tuple(setting("KINDGI_REVIEWER_ROLES"))  # lowest first: the kernel reads no settings
@@ -124,25 +129,21 @@ def policy_context(
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
         mcp_tools, held = callable_now(flow_mcp_tools(target, run.tenant_id, registry=registry))
-        steps = [
-            registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
-        ]
-        return PolicyContext(
+        context = PolicyContext(
             run=facts,
             tools=mcp_tools,
             held=held,
             rules=rules,
-            connections=_connections(run, facts, steps),
             reviewer_roles=roles,
             limits=engine_limits(),
         )
+        return with_connections(context, run, target, registry=registry) if connected else context
     tools, held = callable_now(agent_tools(target, run.tenant_id, registry=registry))
-    return PolicyContext(
+    context = PolicyContext(
         run=facts,
         tools=tools,
         held=held,
         retrieval=retrieval_tools(target, registry=registry),
-        connections=_connections(run, facts, tools.values()),
         agent_id=target.id,
         agent_gates=agent_gates(
             target,
@@ -155,6 +156,23 @@ def policy_context(
         reviewer_roles=roles,
         limits=engine_limits(),
     )
+    return with_connections(context, run, target, registry=registry) if connected else context
+
+
+def with_connections(
+    context: PolicyContext, run: Run, target: AgentDefinition | FlowDefinition, *, registry: Registry
+) -> PolicyContext:
+    """``context`` with the connections ``run``'s calls may act through: read only for runs
+    whose tools use one, and refreshed if expired, so only as an execution starts."""
+    if isinstance(target, FlowDefinition):
+        tools = [
+            registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
+        ]
+    else:
+        tools = context.tools.values()
+    apps = {tool.connection for tool in tools if tool is not None and tool.connection}
+    owners = {app: owner for app in apps if (owner := connection_owner(context.run, app)) is not None}
+    return replace(context, connections=connections_for_run(run, owners))
 
 
 def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dict[str, ToolDefinition | None]:
@@ -197,17 +215,18 @@ def flow_mcp_tools(flow: FlowDefinition, tenant_id, *, registry: Registry) -> di
     return mcp_tools_for(tenant_id, tool_ids=elsewhere) if elsewhere else {}
 
 
-def _connections(run: Run, facts: RunFacts, tools) -> dict:
-    """The connections the run's calls may act through: read only for runs whose tools use one."""
-    apps = {tool.connection for tool in tools if tool is not None and tool.connection}
-    owners = {app: owner for app in apps if (owner := connection_owner(facts, app)) is not None}
-    return connections_for_run(run, owners)
+class JudgedEdit(NamedTuple):
+    verdict: Verdict
+    # The run's policy context the judgement built, without connections: the execution the
+    # decision resumes in this process takes it on (``with_connections``), not building it again.
+    context: PolicyContext
 
 
-def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> Verdict:
+def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arguments: Any) -> JudgedEdit:
     """The verdict of the call policy on ``arguments`` for ``run``'s waiting call ``call_id``, as
     if the model (or the flow) had asked for them: refused, waiting for a person (with the gate
-    that asks, so the decider's rights can be checked), or ready to run."""
+    that asks, so the decider's rights can be checked), or ready to run. Judged with the run's
+    whole facts, as its execution has them; its connections are not read (judging needs none)."""
     registry = get_registry()
     target = target_of(run, registry)
     if target is None:
@@ -215,12 +234,11 @@ def judge_edited_call(run: Run, *, call_id: str, tool_id: str, node_id: str, arg
             f"run {run.pk}: its {'agent' if run.is_agent_turn else 'flow'} is no longer in the packs"
         )
     state = RunState.fold(run_journal(run))
-    facts = RunFacts(id=str(run.pk), dry_run=run.dry_run, read_only=run.read_only)
-    ctx = policy_context(run, target, registry=registry, facts=facts)
+    context = ctx = policy_context(run, target, registry=registry, connected=False)
     if node_id:
         ctx = step_context(ctx, target.node(node_id), registry)
     elif is_retrieval_call(call_id, tool_id, ctx):
         ctx = replace(ctx, tools=ctx.retrieval)  # judged as the turn judges its retrieval sources
     ctx = replace(ctx, approved_tools=set(ctx.approved_tools) | state.approved_tools(leaving_out={call_id}))
     call = ProposedCall(call_id=call_id, tool_id=tool_id, arguments=arguments, node_id=node_id)
-    return prepare(call, state, ctx, steps=EDIT_STEPS)
+    return JudgedEdit(prepare(call, state, ctx, steps=EDIT_STEPS), context)

@@ -34,7 +34,7 @@ from core.prepared import Param, Prepared
 from core.rows import update_row
 from core.secrets import scrub_secrets
 from runs.actions import resume_locked_run
-from runs.engine.policy import Refused, Stop, Suspend
+from runs.engine.policy import PolicyContext, Refused, Stop, Suspend
 from runs.engine.waitpoints import APPROVAL, CONNECTION_USE, INTERRUPTED_TOOL_CALL, call_digest
 from runs.models import Run
 from runs.policy_context import judge_edited_call
@@ -143,9 +143,9 @@ def do_complete_approval(
     reviewer = _REVIEWER.one_or_none(user=acting_user.pk, tenant=tenant.pk)
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
-    edited, digest = None, approval.digest
+    edited, digest, context = None, approval.digest, None
     if arguments is not None:
-        edited = _allowed_edit(run, approval, reviewer, arguments)
+        edited, context = _allowed_edit(run, approval, reviewer, arguments)
         digest = call_digest(approval.tool_key, approval.tool_version, edited)
     now = timezone.now()
     # A connection's owner decides on its use as themself, reviewer or not.
@@ -210,6 +210,7 @@ def do_complete_approval(
         waitpoint_key={"kind": APPROVAL, "approvalId": str(approval.pk)},
         resolution=resolution,
         set_going=False,
+        context=context,
     )
     record = append_decision()
     approval.decided_at = now
@@ -266,10 +267,12 @@ def _locked_for_decision(approval_id: UUID, tenant) -> tuple[Run, Approval]:
     return run, approval
 
 
-def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: Any) -> dict[str, Any]:
+def _allowed_edit(
+    run: Run, approval: Approval, reviewer: Reviewer, arguments: Any
+) -> tuple[dict[str, Any], PolicyContext]:
     """The edited arguments as they will run, once the call policy has judged them as if the
-    model had asked for them and ``reviewer`` may approve what it asks; otherwise the reason
-    the decision is refused."""
+    model had asked for them and ``reviewer`` may approve what it asks, with the run's policy
+    context the judgement built; otherwise the reason the decision is refused."""
     if approval.subject_kind == INTERRUPTED_TOOL_CALL:
         raise ApprovalInputError(["/arguments: an interrupted call runs again as it was, or not at all"])
     if approval.subject_kind == CONNECTION_USE:
@@ -283,7 +286,7 @@ def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: A
                 "it cannot be edited; reject it, saying what should change"
             ]
         )
-    verdict = judge_edited_call(
+    verdict, context = judge_edited_call(
         run,
         call_id=approval.call_id,
         tool_id=approval.tool_key,
@@ -316,7 +319,7 @@ def _allowed_edit(run: Run, approval: Approval, reviewer: Reviewer, arguments: A
                 f"the edited call needs {gate.required_approvals} approvals from distinct reviewers "
                 f"({gate.reason}); approve the call as asked or reject it, so the approval is still pending"
             )
-    return verdict.call.arguments
+    return verdict.call.arguments, context
 
 
 def announce_decided(approval: Approval, decision: Decision) -> None:

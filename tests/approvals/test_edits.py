@@ -144,3 +144,46 @@ def test_through_the_api_the_refusal_says_why_and_changes_nothing(payment_rules)
     assert (senior.status_code, senior.json()["error"]["code"]) == (403, "forbidden")
     still_pending(run, approval)
     assert Approval.objects.get().status == ApprovalStatus.PENDING
+
+
+def test_a_decision_with_edited_arguments_builds_the_runs_policy_context_once():
+    """The edit is judged with the run's policy context, and the execution the decision resumes
+    here is handed that context rather than building it again: in a conversation's later turn,
+    its approvals in the earlier turns are read once for the decision and its resume together."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from runs.actions import check_start_run
+    from tests.factories import principal
+
+    tenant = default_tenant()
+    ada = reviewer("ada", role="admin", tenant=tenant)
+    SCRIPT.replies = [
+        answer("first"),
+        calls(("w", "probe.write", {"label": "asked", "pause_ms": 0})),
+        answer("written"),
+    ]
+    first = start("probe.gated", "first")
+    second = check_start_run(
+        tenant=tenant,
+        principal=principal(tenant),
+        agent_id="probe.gated",
+        input={"userMessage": "write"},
+        conversation_id=first.conversation_id,
+    )
+    approval = Approval.objects.get(run=second)
+    with CaptureQueriesContext(connection) as captured:
+        check_complete_approval(
+            approval_id=approval.pk,
+            acting_user=ada,
+            decision="approve",
+            arguments={"label": "edited", "pause_ms": 0},
+        )
+    second.refresh_from_db()
+    assert second.status == RunStatus.COMPLETED
+    earlier_approvals = [
+        query["sql"]
+        for query in captured.captured_queries
+        if query["sql"].startswith("SELECT") and "wait.resumed" in query["sql"]
+    ]
+    assert len(earlier_approvals) == 1, "\n".join(earlier_approvals)

@@ -135,3 +135,39 @@ def test_the_tokens_appear_in_no_journal_conversation_response_page_or_log(track
     for secret in secrets:
         assert secret
         assert not [text for text in seen if secret in text]
+
+
+def test_a_decision_refreshes_no_token_and_a_refused_edit_loses_none(tracker, oauth_server):
+    """An expired token is refreshed as the approved call's execution starts, outside the
+    decision's transaction: an edit the policy refuses rolls that transaction back, and a refresh
+    inside it would have spent the app's refresh token (the app rotates it) for nothing."""
+    from approvals.actions.decisions import check_complete_approval
+    from approvals.exceptions import ApprovalInputError
+    from approvals.models import Approval
+    from tests.factories import reviewer
+
+    ada = member("ada")
+    connection = connect(ada, oauth_server)
+    SCRIPT.replies[:] = [calls(("c1", "conn-probe.file-issue", {"title": "printer"})), answer("filed")]
+    run = check_start_run(agent_id="conn-probe.assistant", input={"userMessage": "file it"}, acting_user=ada)
+    assert run.status == RunStatus.SUSPENDED
+    approval = Approval.objects.get(run=run)
+    Connection.objects.filter(pk=connection.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    refreshed = oauth_server.control()["stats"]["refreshed"]
+    rita = reviewer("rita", role="admin")
+
+    with pytest.raises(ApprovalInputError):
+        check_complete_approval(
+            approval_id=approval.pk, acting_user=rita, decision="approve", arguments={"title": 5}
+        )
+    assert oauth_server.control()["stats"]["refreshed"] == refreshed
+
+    check_complete_approval(
+        approval_id=approval.pk, acting_user=rita, decision="approve", arguments={"title": "printer on 3"}
+    )
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED, run.failure_message
+    assert result_of(run, "c1")["result"] == {"title": "printer on 3", "by": "ada@test-app"}
+    assert oauth_server.control()["stats"]["refreshed"] == refreshed + 1
+    connection.refresh_from_db()
+    assert connection.status == "active"

@@ -328,6 +328,13 @@ class ApprovalRule(models.Model):
         '"senior"}, {"afterSeconds": 90, "notify": ["ops-lead"]}, {"afterSeconds": 100, "addReviewers": '
         '["bo"]}, {"afterSeconds": 120, "expire": true}]: seconds from when the approval was made.',
     )
+    after = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Match only after this ran before the call, e.g. {"outsideData": true}, {"effect": '
+        '"network"} or {"toolPattern": "mail.*"}; with "scope": "conversation" over the conversation\'s '
+        "earlier turns too (else the run). Empty: whatever ran before.",
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -12,6 +12,7 @@ from kindgi.conditions import ConditionError, parse_condition
 from kindgi.effects import EffectKind
 from kindgi.gates import RuleGate
 from runs.engine.gates import Rule
+from runs.engine.sequences import After, AfterError
 
 
 def rules_of_tenant(tenant_id) -> list[Rule]:
@@ -31,6 +32,7 @@ def rules_of_tenant(tenant_id) -> list[Rule]:
             ttl_seconds=row.ttl_seconds,
             reviewer_ids=tuple(sorted(user.pk for user in row.reviewers.all())),
             required_approvals=row.required_approvals,
+            after=After.from_json(row.after) if row.after else None,
         )
         for row in rows
     ]
@@ -50,6 +52,7 @@ RULE_FIELDS = (
     "reason",
     "required_approvals",
     "escalation",
+    "after",
 )
 
 
@@ -106,4 +109,9 @@ def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None
     escalation = fields.get("escalation")
     if problem := escalation_error([] if escalation is None else escalation, tenant=tenant):
         errors["escalation"] = problem
+    if (after := fields.get("after")) is not None:
+        try:
+            After.from_json(after)
+        except AfterError as error:
+            errors["after"] = str(error)
     return errors

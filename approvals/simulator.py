@@ -6,6 +6,9 @@ call policy, with the tenant's rules as they would be with the draft in place; n
 decides. Bounded: the latest ``LIMIT`` gated calls in the window, read in one query, and a fixed
 number of queries more (rules, admins' overrides), however many calls there are.
 
+Calls are judged in the order they were made, so that a rule with ``after`` sees what ran
+before each call in its run (and in its conversation's earlier turns), among the calls judged.
+
 What it cannot know is said, not guessed: a call whose tool or agent is no longer in the packs
 is counted as not judged; an ask-once gate counts the tool as approved earlier in the
 conversation when the call's recorded gate said so.
@@ -19,10 +22,12 @@ from typing import Any
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
 from kindgi.gates import RuleGate
+from runs.engine.entries import EntryKind
 from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
 from runs.engine.policy import PolicyContext, ProposedCall, gate_of
-from runs.engine.state import RunFacts
-from runs.models import AGENT_TURN_FLOW_ID
+from runs.engine.sequences import NOTHING_SEEN, After, CallsSeen, calls_seen
+from runs.engine.state import CallResult, RunFacts, RunState
+from runs.models import AGENT_TURN_FLOW_ID, JournalKind
 from runs.policy_context import agent_gates
 from runs.selectors import gated_calls_of_tenant
 from tools.mcp.definitions import mcp_tools_for
@@ -87,6 +92,7 @@ class Simulation:
 def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int, ...] = ()) -> Rule:
     """The engine's view of a rule that is not saved: ``fields`` as ``rule_errors`` accepted them."""
     condition = fields.get("condition") or ""
+    after = fields.get("after")
     return Rule(
         id=rule_id,
         name=fields.get("name") or "draft",
@@ -101,6 +107,7 @@ def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int,
         ttl_seconds=fields.get("ttl_seconds"),
         reviewer_ids=reviewer_ids,
         required_approvals=fields.get("required_approvals") or 1,
+        after=After.from_json(after) if after else None,
     )
 
 
@@ -131,8 +138,12 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
         )
     simulation = Simulation(days=days, judged=0, not_judged=0, capped=capped)
     matrix: Counter = Counter()
-    for entry in entries:
-        judged = _judge(entry, rules, registry, gates_of_agent, mcp_tools)
+    named = {(entry.payload or {}).get("toolId", "") for entry in entries}
+    history = _History({tool_id: registry.tool(tool_id) or mcp_tools.get(tool_id) for tool_id in named})
+    changes = []
+    for entry in reversed(entries):  # oldest first: what ran before each call is judged before it
+        judged = _judge(entry, rules, registry, gates_of_agent, mcp_tools, history)
+        history.saw(entry)
         if not judged.would:
             simulation.not_judged += 1
             continue
@@ -140,13 +151,52 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
         matrix[(judged.happened, judged.would)] += 1
         if judged.changed:
             simulation.changed += 1
-            if len(simulation.changes) < SHOWN_CHANGES:
-                simulation.changes.append(judged)
+            changes.append(judged)
+    simulation.changes = changes[::-1][:SHOWN_CHANGES]  # the latest first
     simulation.matrix = dict(matrix)
     return simulation
 
 
-def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict, mcp_tools: dict) -> JudgedCall:
+class _History:
+    """The calls that ran, as the simulator has met them so far: by run, and by conversation
+    and principal (what a rule's ``after`` looks back at)."""
+
+    def __init__(self, tools: dict):
+        self.tools = tools  # every tool the calls name, by id (None: no longer to be found)
+        self.by_run: dict[Any, list[CallResult]] = {}
+        self.by_conversation: dict[tuple, dict[Any, list[CallResult]]] = {}
+
+    def saw(self, entry) -> None:
+        if entry.kind != JournalKind.TOOL_CALLED:
+            return  # refused, or rejected: it did not run
+        tool_id = (entry.payload or {}).get("toolId", "")
+        done = CallResult(tool_id=tool_id, result=None, kind=EntryKind.TOOL_COMPLETED)
+        self.by_run.setdefault(entry.run_id, []).append(done)
+        if entry.run.conversation_id is not None:
+            turns = self.by_conversation.setdefault(_conversation_of(entry.run), {})
+            turns.setdefault(entry.run_id, []).append(done)
+
+    def state_of(self, run_id) -> RunState:
+        state = RunState()
+        for number, done in enumerate(self.by_run.get(run_id, ())):
+            state.results[str(number)] = done
+        return state
+
+    def earlier_turns(self, run) -> CallsSeen:
+        if run.conversation_id is None:
+            return NOTHING_SEEN
+        turns = self.by_conversation.get(_conversation_of(run), {})
+        others = [done for run_id, calls in turns.items() if run_id != run.pk for done in calls]
+        return calls_seen(others, self.tools.get)
+
+
+def _conversation_of(run) -> tuple:
+    return (run.conversation_id, run.principal_id)
+
+
+def _judge(
+    entry, rules: list[Rule], registry, gates_of_agent: dict, mcp_tools: dict, history: _History
+) -> JudgedCall:
     payload, run = entry.payload or {}, entry.run
     recorded = payload.get("gate") or {}
     is_agent = run.flow_key == AGENT_TURN_FLOW_ID
@@ -169,10 +219,16 @@ def _judge(entry, rules: list[Rule], registry, gates_of_agent: dict, mcp_tools: 
         judged.reason = "its tool or agent is no longer in the packs"
         return judged
     ctx = PolicyContext(
-        run=RunFacts(id=str(run.pk)), tools={}, agent_id=judged.agent_id, agent_gates=agent, rules=rules
+        run=RunFacts(id=str(run.pk)),
+        tools={},
+        run_tools=history.tools,
+        agent_id=judged.agent_id,
+        agent_gates=agent,
+        rules=rules,
+        earlier_turns=history.earlier_turns(run),
     )
     approved = {tool_id} if APPROVED_EARLIER in recorded.get("reason", "") else set()
     call = ProposedCall(call_id=payload.get("callId", ""), tool_id=tool_id, arguments=arguments)
-    decision: GateDecision = gate_of(call, tool, ctx, approved)
+    decision: GateDecision = gate_of(call, tool, ctx, approved, history.state_of(run.pk))
     judged.would, judged.reason = OUTCOMES[decision.gate.value], decision.reason
     return judged

@@ -8,6 +8,7 @@ adds only the run's connections: those are read (and an expired token refreshed,
 cannot take back) as the execution starts, never inside a decision's transaction.
 """
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -20,15 +21,16 @@ from kindgi.flows import NodeKind
 from runs import policy_cache
 from runs.connection_sources import connections_for_run
 from runs.engine.flow import step_context
-from runs.engine.gates import AgentGates, Override, code_overrides
+from runs.engine.gates import AgentGates, CompiledRules, Override, code_overrides, scopes_looked_back
 from runs.engine.limits import Limits
 from runs.engine.policy import EDIT_STEPS, PolicyContext, ProposedCall, Verdict, connection_owner, prepare
+from runs.engine.sequences import CONVERSATION, NOTHING_SEEN, CallsSeen, calls_seen
 from runs.engine.state import RunFacts, RunState
 from runs.engine.turn import RETRIEVAL_CALL
 from runs.exceptions import RunStateError
 from runs.models import Run, Trigger
 from runs.principals import principal_of
-from runs.selectors import conversation_approvals, conversation_history, run_journal
+from runs.selectors import conversation_approvals, conversation_calls, conversation_history, run_journal
 from tools.mcp.definitions import mcp_tools_for
 from tools.registry import get_registry
 from tools.selectors import agent_admin_overrides
@@ -129,9 +131,11 @@ def policy_context(
         # A flow's tool steps have no agent gate; each step names its own tool (flow.step_context),
         # found in the packs or, here, among the MCP tools the tenant may use.
         mcp_tools, held = callable_now(flow_mcp_tools(target, run.tenant_id, registry=registry))
+        steps = {tool.id: tool for tool in flow_step_tools(target, registry) if tool is not None}
         context = PolicyContext(
             run=facts,
             tools=mcp_tools,
+            run_tools=mcp_tools | steps,
             held=held,
             rules=rules,
             reviewer_roles=roles,
@@ -155,6 +159,7 @@ def policy_context(
         approved_tools=frozenset(conversation_approvals(run)),
         reviewer_roles=roles,
         limits=engine_limits(),
+        earlier_turns=earlier_turns(run, tools, rules),
     )
     return with_connections(context, run, target, registry=registry) if connected else context
 
@@ -165,14 +170,25 @@ def with_connections(
     """``context`` with the connections ``run``'s calls may act through: read only for runs
     whose tools use one, and refreshed if expired, so only as an execution starts."""
     if isinstance(target, FlowDefinition):
-        tools = [
-            registry.tool(node.target, node.version) for node in target.nodes if node.kind == NodeKind.TOOL
-        ]
+        tools = flow_step_tools(target, registry)
     else:
         tools = context.tools.values()
     apps = {tool.connection for tool in tools if tool is not None and tool.connection}
     owners = {app: owner for app in apps if (owner := connection_owner(context.run, app)) is not None}
     return replace(context, connections=connections_for_run(run, owners))
+
+
+def flow_step_tools(flow: FlowDefinition, registry: Registry) -> list[ToolDefinition | None]:
+    """The packs' tools of the flow's tool steps (None for one that is not in them)."""
+    return [registry.tool(node.target, node.version) for node in flow.nodes if node.kind == NodeKind.TOOL]
+
+
+def earlier_turns(run: Run, tools: Mapping[str, ToolDefinition | None], rules: CompiledRules) -> CallsSeen:
+    """What the conversation's earlier turns of ``run``'s principal ran, read only when one of
+    the tenant's rules looks back over a conversation."""
+    if CONVERSATION not in scopes_looked_back(rules):
+        return NOTHING_SEEN
+    return calls_seen(conversation_calls(run), tools.get)
 
 
 def agent_tools(agent: AgentDefinition, tenant_id, *, registry: Registry) -> dict[str, ToolDefinition | None]:

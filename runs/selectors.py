@@ -5,7 +5,8 @@ from typing import Any, NamedTuple
 from django.db.models import Q
 
 from core.prepared import Param, Prepared
-from runs.engine.state import RunState
+from runs.engine.entries import RESULT_KINDS
+from runs.engine.state import CallResult, RunState
 from runs.exceptions import RunNotFoundError, ScheduleNotFoundError
 from runs.models import JournalEntry, JournalKind, Run, RunStatus, Schedule
 from tenants.selectors import owned_or_administered
@@ -45,6 +46,27 @@ def conversation_approvals(run: Run) -> set[str]:
     for entry in resumed:
         by_turn.setdefault(entry.run_id, []).append(entry)
     return {tool for entries in by_turn.values() for tool in RunState.fold(entries).approved_tools()}
+
+
+def conversation_calls(run: Run) -> list[CallResult]:
+    """The results of the calls the conversation's other turns of ``run``'s principal made, in
+    order: what a rule that looks back over the conversation sees of them."""
+    if run.conversation_id is None or run.conversation_id == run.pk:
+        return []
+    results = (
+        JournalEntry.objects.filter(
+            run__conversation_id=run.conversation_id,
+            run__principal_id=run.principal_id,
+            kind__in=RESULT_KINDS,
+        )
+        .exclude(run=run)
+        .order_by("run_id", "sequence")
+        .values_list("kind", "payload")
+    )
+    return [
+        CallResult(tool_id=payload.get("toolId", ""), result=payload.get("result"), kind=kind)
+        for kind, payload in results
+    ]
 
 
 class Replayed(NamedTuple):
@@ -119,6 +141,8 @@ def gated_calls_of_tenant(tenant, *, since, limit: int) -> list[JournalEntry]:
             "run__agent_version",
             "run__flow_key",
             "run__tenant_id",
+            "run__conversation_id",
+            "run__principal_id",
         )
         .order_by("-created_at", "-sequence")[:limit]
     )

@@ -23,6 +23,7 @@ from core.api.fields import (
 )
 from core.bounds import SECONDS_MAX
 from kindgi.effects import EffectKind
+from runs.engine.sequences import RUN, SCOPES
 
 
 class ConnectionRefSerializer(serializers.Serializer):
@@ -290,6 +291,43 @@ class EscalationField(serializers.JSONField):
     a schema can: steps come later each, expire is last, usernames are the tenant's)."""
 
 
+_SCOPE = {"type": "string", "enum": list(SCOPES), "default": RUN}
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "toolPattern": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+                    "scope": _SCOPE,
+                },
+                "required": ["toolPattern"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"effect": {"type": "string", "enum": list(EffectKind)}, "scope": _SCOPE},
+                "required": ["effect"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"outsideData": {"type": "boolean", "enum": [True]}, "scope": _SCOPE},
+                "required": ["outsideData"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+)
+class AfterField(serializers.JSONField):
+    """What must have run before a call for the rule to match, checked by
+    ``runs.engine.sequences.After``."""
+
+
 @extend_schema_field({"type": "string", "enum": ["", *EffectKind]})
 class EffectKindField(StrictCharField):
     """An effect kind, or blank for any (``approvals.rules`` says which are)."""
@@ -363,6 +401,14 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         '{"afterSeconds": 120, "expire": true}]; also notify and addReviewers (usernames). Steps come '
         "later each, and expire is the last.",
     )
+    after = AfterField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text='Match only after this ran before the call in the run (or, with "scope": '
+        '"conversation", in the conversation): {"outsideData": true}, {"effect": "network"} or '
+        '{"toolPattern": "mail.*"}. Null: whatever ran before.',
+    )
     enabled = StrictBooleanField(default=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
@@ -383,6 +429,7 @@ class ApprovalRuleSerializer(StrictModelSerializer):
             "reason",
             "requiredApprovals",
             "escalation",
+            "after",
             "enabled",
             "createdAt",
         ]

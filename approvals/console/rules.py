@@ -19,6 +19,7 @@ from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
 from audit.models import Surface
 from core.bounds import SECONDS_MAX, SEQUENCE_MAX
 from kindgi.effects import EffectKind
+from runs.engine.sequences import AFTER_KEYS, CONVERSATION, RUN, After
 from tenants.authority import configure_refusal
 from tenants.exceptions import ConfigurationForbiddenError
 
@@ -57,6 +58,28 @@ class DraftForm(forms.Form):
         help_text='steps while it waits, e.g. [{"afterSeconds": 60, "raiseRole": "senior"}, '
         '{"afterSeconds": 120, "expire": true}]',
     )
+    after_kind = forms.ChoiceField(
+        required=False,
+        label="Only after",
+        choices=[
+            ("", "whatever ran before"),
+            ("outsideData", "a call read outside data"),
+            ("effect", "a call with an effect of the kind"),
+            ("toolPattern", "a call of the tools"),
+        ],
+    )
+    after_value = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Kind or tools",
+        help_text="for the last two: an effect kind (e.g. network) or a glob on tool ids (e.g. mail.*)",
+    )
+    after_scope = forms.ChoiceField(
+        required=False,
+        label="Looking back over",
+        choices=[(RUN, "the run"), (CONVERSATION, "the conversation (its earlier turns too)")],
+        initial=RUN,
+    )
     days = forms.ChoiceField(
         choices=[(d, f"last {d} days") for d in WINDOWS], initial="30", label="Judge calls of the"
     )
@@ -81,8 +104,10 @@ class DraftForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        data["after"] = _after_of(data)
         fields = {name: data.get(name) for name in RULE_FIELDS}
         for field, message in rule_errors(fields, tenant=self.tenant).items():
+            field = "after_kind" if field == "after" else field
             if field in self.fields and field not in self.errors:
                 self.add_error(field, message)
         rule_id = data.get("rule")
@@ -95,10 +120,29 @@ class DraftForm(forms.Form):
         return {name: self.cleaned_data.get(name) for name in RULE_FIELDS}
 
 
+def _after_of(data: dict) -> dict | None:
+    """The form's three fields for ``after`` as a rule holds it (None: whatever ran before)."""
+    kind = data.get("after_kind") or ""
+    if not kind:
+        return None
+    value = True if kind == "outsideData" else (data.get("after_value") or "").strip()
+    return {kind: value, "scope": data.get("after_scope") or RUN}
+
+
 def _editing_initial(rule: ApprovalRule) -> dict:
-    initial = {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS}}
+    initial = {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS if name != "after"}}
     initial["escalation"] = json.dumps(rule.escalation) if rule.escalation else ""
+    if rule.after:
+        kind = next(key for key in AFTER_KEYS if key in rule.after)
+        initial["after_kind"] = kind
+        initial["after_value"] = "" if kind == "outsideData" else rule.after[kind]
+        initial["after_scope"] = rule.after.get("scope", RUN)
     return initial
+
+
+def described_after(rule: ApprovalRule) -> str:
+    """What the rule must see run before a call, in words ("" for a rule without ``after``)."""
+    return After.from_json(rule.after).describe() if rule.after else ""
 
 
 @login_required
@@ -109,6 +153,8 @@ def rules_page(request: HttpRequest) -> HttpResponse:
         return render(request, "console/not_a_reviewer.html", {"membership": membership}, status=403)
     tenant = membership.tenant
     rules = list(ApprovalRule.objects.filter(tenant=tenant).order_by("name", "pk"))
+    for rule in rules:
+        rule.after_text = described_after(rule)
     data = request.POST if request.method == "POST" else (request.GET if "name" in request.GET else None)
     rule_id = (data or {}).get("rule") or request.GET.get("edit")
     editing = next((rule for rule in rules if str(rule.pk) == str(rule_id)), None)

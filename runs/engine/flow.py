@@ -150,4 +150,5 @@ def step_context(ctx: PolicyContext, node: FlowNode, registry: Registry) -> Poli
     """A tool step's context: its one tool, the tenant's rules, and no agent gate."""
     # A pack's tool is in the registry; an MCP server's, among those the driver found for the run.
     tools = {node.target: registry.tool(node.target, node.version) or ctx.tools.get(node.target)}
-    return replace(ctx, tools=tools, agent_id="", agent_gates=None, guardrails=())
+    run_tools = ctx.run_tools or ctx.tools  # the flow's, for what its earlier steps touched
+    return replace(ctx, tools=tools, run_tools=run_tools, agent_id="", agent_gates=None, guardrails=())

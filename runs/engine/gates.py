@@ -7,7 +7,8 @@ Pure, and table-tested. A call's gate is the stricter of two:
   the call's arguments), else the default: with ``hitl.tools``, a read-only tool runs and any
   other tool asks on its first use in the conversation; without ``hitl.tools``, no agent gate.
   A flow's tool step has no agent gate.
-- the tenant's gate: the most specific matching approval rule (``Rule.precedence``).
+- the tenant's gate: the most specific matching approval rule (``Rule.precedence``); a rule
+  with ``after`` matches only once what it names ran before the call (``runs.engine.sequences``).
 
 Tenant policy is a floor that code cannot lower: a tenant ``deny`` always wins, and an ask
 from either side asks. When both ask, the approval needs the highest role either names, waits
@@ -26,6 +27,7 @@ from typing import Any
 from kindgi.agents import AgentDefinition
 from kindgi.conditions import Condition
 from kindgi.gates import RuleGate
+from runs.engine.sequences import NOTHING_EARLIER, After, Earlier
 
 
 class Gate(StrEnum):
@@ -72,13 +74,14 @@ class GateDecision:
 @dataclass(frozen=True, kw_only=True)
 class CallFacts:
     """What the gate may look at: the tool, the agent (empty for a flow step), what the tool
-    touches, the arguments."""
+    touches, the arguments, and what ran before it (only gathered when a rule asks)."""
 
     tool_id: str
     agent_id: str = ""
     read_only: bool
     effects: tuple[tuple[str, str], ...] = ()
     arguments: Mapping[str, Any] | None = None
+    earlier: Earlier = NOTHING_EARLIER
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +153,7 @@ class Rule:
     ttl_seconds: int | None = None
     reviewer_ids: tuple[int, ...] = ()
     required_approvals: int = 1
+    after: After | None = None
 
     def matches(self, call: CallFacts) -> bool:
         if not fnmatch.fnmatchcase(call.tool_id, self.tool_pattern or "*"):
@@ -162,18 +166,27 @@ class Rule:
             for kind, resource in call.effects
         ):
             return False
+        if self.after is not None and not self.after.holds(call.earlier):
+            return False
         return self.condition is None or self.condition.holds(call.arguments or {})
+
+    def describe(self) -> str:
+        """How a reason names the rule: ``rule "x" (always_ask)``, and what it applies after."""
+        after = f", {self.after.describe()}" if self.after is not None else ""
+        return f'rule "{self.name}" ({self.gate.value}{after})'
 
     @functools.cached_property
     def precedence(self) -> tuple:
         """Sort key, most specific first: a rule naming the exact tool beats a glob, which beats
         any tool; then the same for the agent; then naming an effect kind, a resource (exact over
-        glob) and a condition. Ties go to the stricter gate, then to the older rule."""
+        glob), what ran before and a condition. Ties go to the stricter gate, then to the older
+        rule."""
         return (
             -_pattern_score(self.tool_pattern),
             -_pattern_score(self.agent_pattern),
             -int(bool(self.effect_kind)),
             -_pattern_score(self.resource_pattern),
+            -int(self.after is not None),
             -int(self.condition is not None),
             _STRICTNESS.index(self.gate),
             self.id,
@@ -203,6 +216,7 @@ class CompiledRules(tuple):
         return super().__new__(cls, sorted(rules, key=lambda rule: rule.precedence))
 
     def __init__(self, rules: Sequence[Rule]) -> None:
+        self.looked_back = frozenset(rule.after.scope for rule in self if rule.after is not None)
         self._exact: dict[str, list[Rule]] = {}
         self._globs_by_pack: dict[str, list[Rule]] = {}
         self._globs: list[Rule] = []
@@ -236,6 +250,14 @@ class CompiledRules(tuple):
                 if rule.matches(call):
                     return rule
         return None
+
+
+def scopes_looked_back(rules: Sequence[Rule]) -> frozenset[str]:
+    """The scopes (run, conversation) whose earlier calls some rule's ``after`` looks at: none,
+    for a tenant without such rules, and then the gate gathers nothing of what ran before."""
+    if isinstance(rules, CompiledRules):
+        return rules.looked_back
+    return frozenset(rule.after.scope for rule in rules if rule.after is not None)
 
 
 def _fixed_pack(pattern: str) -> str | None:
@@ -342,7 +364,7 @@ def tenant_gate(
     rule = matching_rule(rules, call)
     if rule is None:
         return None
-    reason = f'rule "{rule.name}" ({rule.gate.value})'
+    reason = rule.describe()
     named = {"rule_id": rule.id, "rule_name": rule.name}
     if rule.gate == RuleGate.DENY:
         why = f": {rule.reason}" if rule.reason else ""

@@ -22,9 +22,19 @@ from pydantic import BaseModel
 
 from kindgi import BeforeToolGuardrail, GuardedCall, ToolConnection, ToolDefinition
 from runs.engine.entries import Entry, EntryKind
-from runs.engine.gates import AgentGates, CallFacts, Gate, GateDecision, Rule, decide_gate, strictest_ask
+from runs.engine.gates import (
+    AgentGates,
+    CallFacts,
+    Gate,
+    GateDecision,
+    Rule,
+    decide_gate,
+    scopes_looked_back,
+    strictest_ask,
+)
 from runs.engine.invocation import InvalidArguments, check_arguments, error_data
 from runs.engine.limits import DEFAULT_LIMITS, Limits
+from runs.engine.sequences import CONVERSATION, NOTHING_EARLIER, NOTHING_SEEN, CallsSeen, Earlier, calls_seen
 from runs.engine.state import RunFacts, RunState
 from runs.engine.waitpoints import (
     APPROVE,
@@ -137,6 +147,12 @@ class PolicyContext:
     reviewer_roles: Sequence[str] = ()
     # The site's limits (``runs.policy_context.engine_limits``).
     limits: Limits = DEFAULT_LIMITS
+    # Every tool the run may call, by id, where a flow's step context holds only its own: how
+    # the gate finds what an earlier call touched. Empty: ``tools`` and ``retrieval`` are all.
+    run_tools: Mapping[str, ToolDefinition | None] = field(default_factory=dict)
+    # What the conversation's earlier turns ran (its principal's), when a rule looks back at the
+    # conversation (``runs.engine.sequences``).
+    earlier_turns: CallsSeen = NOTHING_SEEN
 
 
 Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
@@ -171,7 +187,7 @@ def prepare(
     return Ready(call)
 
 
-def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext) -> CallFacts:
+def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext, state: RunState) -> CallFacts:
     arguments = call.arguments
     return CallFacts(
         tool_id=tool.id,
@@ -179,14 +195,32 @@ def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext) -> 
         read_only=tool.is_read_only,
         effects=tuple((effect.kind.value, effect.resource) for effect in tool.effects),
         arguments=arguments if isinstance(arguments, Mapping) else {},
+        earlier=earlier_calls(state, ctx),
     )
 
 
+def earlier_calls(state: RunState, ctx: PolicyContext) -> Earlier:
+    """What ran before a call, as far as the tenant's rules look back: nothing is gathered for a
+    tenant none of whose rules has an ``after``."""
+    scopes = scopes_looked_back(ctx.rules)
+    if not scopes:
+        return NOTHING_EARLIER
+
+    def tool_of(tool_id: str) -> ToolDefinition | None:
+        return ctx.run_tools.get(tool_id) or ctx.tools.get(tool_id) or ctx.retrieval.get(tool_id)
+
+    in_run = calls_seen(state.results.values(), tool_of)
+    return Earlier(run=in_run, conversation=ctx.earlier_turns if CONVERSATION in scopes else NOTHING_SEEN)
+
+
 def gate_of(
-    call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext, approved: Collection[str]
+    call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext, approved: Collection[str], state: RunState
 ) -> GateDecision:
     return decide_gate(
-        call=gate_facts(call, tool, ctx), agent=ctx.agent_gates, rules=ctx.rules, approved_tools=approved
+        call=gate_facts(call, tool, ctx, state),
+        agent=ctx.agent_gates,
+        rules=ctx.rules,
+        approved_tools=approved,
     )
 
 
@@ -304,7 +338,7 @@ def repeat_needs(call: ProposedCall, state: RunState, ctx: PolicyContext) -> tup
     if approved is not None:
         gates.append(approved)
         whence.append("the approval that let it run")
-    now = gate_of(call, call.tool, ctx, ctx.approved_tools)
+    now = gate_of(call, call.tool, ctx, ctx.approved_tools, state)
     if now.gate == Gate.ASK:
         gates.append(now.to_dict())
         whence.append(f"its gate now: {now.reason}")
@@ -314,7 +348,7 @@ def repeat_needs(call: ProposedCall, state: RunState, ctx: PolicyContext) -> tup
 def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:
     """The stricter of the agent's and the tenant's gate. A tenant's deny refuses the call even
     after a person approved it; a person's rejection refuses it whatever the gate says now."""
-    decision = gate_of(call, call.tool, ctx, ctx.approved_tools)
+    decision = gate_of(call, call.tool, ctx, ctx.approved_tools, state)
     gated = replace(call, gate=decision)
     if decision.gate == Gate.REFUSE:
         why = f": {decision.rule_reason}" if decision.rule_reason else ""

@@ -287,7 +287,7 @@ class AgentTurn:
             may_wait=tool.may_wait or bool(tool.connection),
             sequential=tool.execution == "sequential",
             guarded=any(guardrail.applies_to(tool.id) for guardrail in ctx.guardrails),
-            needs_approval=gate_of(call, tool, ctx, ctx.approved_tools).gate == Gate.ASK,
+            needs_approval=gate_of(call, tool, ctx, ctx.approved_tools, self.state).gate == Gate.ASK,
         )
 
     def _run_calls(

@@ -75,3 +75,30 @@ def test_only_tenant_admins_and_only_their_tenants_rules(api, admin_api):
     assert admin_api.get(f"/api/v1/approval-rules/{other.pk}").status_code == 404
     assert admin_api.delete(f"/api/v1/approval-rules/{other.pk}").status_code == 404
     assert ApprovalRule.objects.filter(pk=other.pk).exists()
+
+
+def test_a_rule_that_applies_after_outside_data_was_read(admin_api):
+    created = admin_api.post(
+        "/api/v1/approval-rules",
+        RULE | {"after": {"outsideData": True, "scope": "conversation"}},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    assert created.json()["after"] == {"outsideData": True, "scope": "conversation"}
+    plain = admin_api.post("/api/v1/approval-rules", RULE | {"name": "plain"}, format="json").json()
+    assert plain["after"] is None
+    changed = admin_api.patch(
+        f"/api/v1/approval-rules/{plain['id']}", {"after": {"effect": "network"}}, format="json"
+    )
+    assert changed.json()["after"] == {"effect": "network", "scope": "run"}
+
+    bad = admin_api.post(
+        "/api/v1/approval-rules",
+        RULE | {"name": "bad", "after": {"outsideData": True, "when": 1}},
+        format="json",
+    )
+    assert bad.status_code == 400
+    assert bad.json()["error"]["details"]["errors"] == [
+        "/after: when: not known (one of toolPattern, effect, outsideData, and scope)"
+    ]
+    assert ApprovalRule.objects.count() == 2

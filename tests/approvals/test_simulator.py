@@ -99,3 +99,28 @@ def test_the_window_and_the_limit_bound_what_is_judged(history, monkeypatch):
     monkeypatch.setattr(simulator, "LIMIT", 3)
     capped = tried(rule())
     assert (capped.judged, capped.capped) == (3, True)
+
+
+def test_a_draft_with_after_sees_what_ran_before_each_call_in_its_run():
+    """Judged in order: the write of the run that fetched a page first would ask; the write of
+    the run that did not, and the fetch itself, would run."""
+    from tests.pack_fixtures.probes import SCRIPT
+    from tests.runs.helpers import answer, calls, start
+
+    write = ("w", "probe.write", {"label": "w", "pause_ms": 0})
+    SCRIPT.replies = [calls(write), answer("written")]
+    start("probe.free", "write")
+    SCRIPT.replies = [
+        calls(("f", "probe.fetch-page", {"url": "https://example.com"})),
+        calls(write),
+        answer("ok"),
+    ]
+    fetched = start("probe.free", "read, then write")
+
+    simulation = tried(
+        rule(name="after outside data", tool_pattern="probe.write", after={"outsideData": True})
+    )
+    assert simulation.matrix == {("ran", "ran"): 2, ("ran", "asked"): 1}
+    [change] = simulation.changes
+    assert change.run_id == fetched.pk
+    assert change.reason == 'rule "after outside data" (always_ask, after outside data was read in this run)'

@@ -139,3 +139,20 @@ def test_the_simulator_keeps_its_queries_as_recorded_calls_grow(client, calls, d
 # Signing in (session, user, membership, is a reviewer, tenant); the rules listed; the rules for the
 # engine; the recorded calls; the admins' overrides of the agents among them.
 QUERIES = 9
+
+
+def test_a_rule_that_applies_only_after_something_ran_is_drafted_saved_and_shown_in_words(client):
+    client.force_login(member("tia", tenant_admin=True))
+    after = {"after_kind": "effect", "after_value": "network", "after_scope": "conversation"}
+    saved = client.post(reverse("console:rules"), DRAFT | after, follow=True)
+    assert "Saved the rule &quot;ask for notes&quot;." in saved.text
+    rule = ApprovalRule.objects.get()
+    assert rule.after == {"effect": "network", "scope": "conversation"}
+    assert "after a call with a network effect in this conversation" in saved.text
+    editing = client.get(reverse("console:rules"), {"edit": rule.pk})
+    assert '<option value="effect" selected>' in editing.text
+    assert 'name="after_value" value="network"' in editing.text
+
+    bad = client.get(reverse("console:rules"), DRAFT | {"after_kind": "toolPattern", "after_value": ""})
+    assert bad.status_code == 400
+    assert 'id="error-after_kind">toolPattern: a glob on tool ids' in bad.text

@@ -10,13 +10,15 @@ class ApprovalsConfig(AppConfig):
     def ready(self):
         from approvals.actions.approvals import expire_due_approvals
         from approvals.escalation import escalate_due_approvals
-        from approvals.models import ApprovalRule, Webhook
+        from approvals.grants import Grants
+        from approvals.models import ApprovalRule, Grant, Webhook
         from approvals.notifications import deliver_due_notifications, remind_due_approvals
         from approvals.rules import rules_of_tenant
         from approvals.waitpoints import ApprovalWaitpoints
         from approvals.webhooks import deliver_due_webhooks
         from runs import waitpoints
         from runs.engine.waitpoints import APPROVAL
+        from runs.grants import register_grant_source
         from runs.rules import register_rule_source
         from runs.sweeper import register_sweep
         from tenants.config import config_changed, config_members_changed
@@ -24,7 +26,7 @@ class ApprovalsConfig(AppConfig):
         # What every process keeps compiled of a tenant's rules and webhook follows a change,
         # whichever way it is made.
         for signal in (post_save, post_delete):
-            for model in (ApprovalRule, Webhook):
+            for model in (ApprovalRule, Webhook, Grant):
                 signal.connect(config_changed, sender=model, dispatch_uid=f"config-{signal}-{model.__name__}")
         m2m_changed.connect(
             config_members_changed,
@@ -33,6 +35,7 @@ class ApprovalsConfig(AppConfig):
         )
         waitpoints.register(APPROVAL, ApprovalWaitpoints())
         register_rule_source(rules_of_tenant)
+        register_grant_source(Grants())
         register_sweep("escalate approvals", escalate_due_approvals)
         register_sweep("expire approvals", expire_due_approvals)
         register_sweep("deliver webhooks", deliver_due_webhooks)

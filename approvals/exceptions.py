@@ -46,3 +46,17 @@ class ApprovalInputError(ApprovalError):
 
 class ImmutableRecordError(ApprovalError):
     """Decisions are an audit record: once written they are never changed or deleted."""
+
+
+class GrantNotFoundError(ApprovalError):
+    """No such grant, or not one the caller may see."""
+
+    http_status = 404
+    code = "not_found"
+
+
+class GrantForbiddenError(ApprovalError):
+    """The grant is not the caller's to give or to revoke."""
+
+    http_status = 403
+    code = "forbidden"

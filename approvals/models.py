@@ -335,6 +335,14 @@ class ApprovalRule(models.Model):
         '"network"} or {"toolPattern": "mail.*"}; with "scope": "conversation" over the conversation\'s '
         "earlier turns too (else the run). Empty: whatever ran before.",
     )
+    budget = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='A total the calls it matches may not pass without its overBudget gate, e.g. {"scope": '
+        '"run", "sumOf": "/amountCents", "maxSum": 100000, "overBudget": "always_ask"}; scope one of run, '
+        "conversation, principal, agent, tenant; windowSeconds (else the scope's whole life); maxCalls. "
+        "Empty: no budget.",
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -438,3 +446,76 @@ class DecisionLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} link for {self.user} on {self.approval_id}"
+
+
+class Grant(models.Model):
+    """A reviewer's standing grant: calls like one they would approve may run without asking, for
+    a while and up to a number (``runs.engine.grants`` says which calls it covers). Written only
+    through ``approvals.actions.grants``; its uses are counted by ``approvals.grants.Grants``."""
+
+    class Scope(models.TextChoices):
+        PRINCIPAL = "principal", "one principal's runs"
+        AGENT = "agent", "one agent's calls"
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="grants")
+    granter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    tool_pattern = models.CharField(max_length=200, help_text="Glob on the tool id.")
+    agent_pattern = models.CharField(max_length=200, default="*", help_text="Glob on the agent id.")
+    condition = models.CharField(
+        max_length=500, blank=True, help_text="Only when this holds on the arguments."
+    )
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    # With the principal scope: whose runs. With the agent scope: which agent's calls.
+    principal = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    agent_id = models.CharField(max_length=200, blank=True)
+    max_calls = models.PositiveIntegerField(null=True, blank=True)
+    sum_of = models.CharField(max_length=200, blank=True)
+    max_sum = models.FloatField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    # The approval it was given with, if it was.
+    approval = models.ForeignKey(Approval, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    uses = models.PositiveIntegerField(default=0)
+    used_sum = models.FloatField(default=0)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["tenant", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"grant {self.pk}: {self.tool_pattern} by {self.granter_id}"
+
+    def status_at(self, now: datetime) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= now:
+            return "expired"
+        if (self.max_calls is not None and self.uses >= self.max_calls) or (
+            self.max_sum is not None and self.used_sum >= self.max_sum
+        ):
+            return "used up"
+        return "active"
+
+
+class GrantUse(models.Model):
+    """One call a grant let run (counted once, whatever replays the call)."""
+
+    grant = models.ForeignKey(Grant, on_delete=models.CASCADE, related_name="grant_uses")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    call_id = models.CharField(max_length=200)
+    amount = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["grant", "run", "call_id"], name="approvals_grant_use_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"grant {self.grant_id}: {self.call_id} of run {self.run_id}"

@@ -11,6 +11,7 @@ from core.bounds import SECONDS_MAX, whole_number_error
 from kindgi.conditions import ConditionError, parse_condition
 from kindgi.effects import EffectKind
 from kindgi.gates import RuleGate
+from runs.engine.budgets import Budget, BudgetError
 from runs.engine.gates import Rule
 from runs.engine.sequences import After, AfterError
 
@@ -33,6 +34,7 @@ def rules_of_tenant(tenant_id) -> list[Rule]:
             reviewer_ids=tuple(sorted(user.pk for user in row.reviewers.all())),
             required_approvals=row.required_approvals,
             after=After.from_json(row.after) if row.after else None,
+            budget=Budget.from_json(row.budget) if row.budget else None,
         )
         for row in rows
     ]
@@ -53,6 +55,7 @@ RULE_FIELDS = (
     "required_approvals",
     "escalation",
     "after",
+    "budget",
 )
 
 
@@ -114,4 +117,12 @@ def rule_errors(fields: Mapping[str, Any], *, tenant, reviewers: Iterable | None
             After.from_json(after)
         except AfterError as error:
             errors["after"] = str(error)
+    if (budget := fields.get("budget")) is not None:
+        try:
+            Budget.from_json(budget)
+        except BudgetError as error:
+            errors["budget"] = str(error)
+        else:
+            if fields.get("gate") == RuleGate.DENY:
+                errors["budget"] = "a deny rule refuses every call it matches: a budget would change nothing"
     return errors

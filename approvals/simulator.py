@@ -22,6 +22,7 @@ from typing import Any
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
 from kindgi.gates import RuleGate
+from runs.engine.budgets import Budget
 from runs.engine.entries import EntryKind
 from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
 from runs.engine.policy import PolicyContext, ProposedCall, gate_of
@@ -108,6 +109,7 @@ def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int,
         reviewer_ids=reviewer_ids,
         required_approvals=fields.get("required_approvals") or 1,
         after=After.from_json(after) if after else None,
+        budget=Budget.from_json(fields["budget"]) if fields.get("budget") else None,
     )
 
 

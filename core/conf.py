@@ -32,6 +32,8 @@ DEFAULTS: dict[str, Any] = {
     # Reviewer roles, lowest first.
     "KINDGI_REVIEWER_ROLES": ("standard", "senior", "admin"),
     "KINDGI_FOUR_EYES": False,
+    # The longest a standing grant may last, in seconds.
+    "KINDGI_GRANT_MAX_SECONDS": 86_400,
     # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
     "KINDGI_APPROVAL_TTL_SECONDS": None,
     # Reviewers are reminded of an approval this many seconds before it expires (0: never).

@@ -96,3 +96,11 @@ def parse_condition(text: str) -> Condition:
     segments = match["pointer"][1:].split("/") if match["pointer"] != "/" else []
     pointer = tuple(s.replace("~1", "/").replace("~0", "~") for s in segments)
     return Condition(text=text.strip(), pointer=pointer, op=match["op"], value=value)
+
+
+def value_at(arguments: Any, pointer: str) -> Any:
+    """The value at the JSON pointer ``pointer`` (``/amountCents``) in ``arguments``, or None
+    where there is none."""
+    segments = pointer[1:].split("/") if pointer not in ("", "/") else []
+    found = _resolve(arguments, tuple(s.replace("~1", "/").replace("~0", "~") for s in segments))
+    return None if found is _MISSING else found

@@ -7,6 +7,7 @@ folded once, the policy context) and gives the engine a recorder that writes thr
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -15,6 +16,7 @@ from django.db import InterfaceError, OperationalError, connections
 from core.logcontext import about_run
 from kindgi import AgentDefinition
 from runs import dispatch, journal
+from runs.budgets import RunBudgets
 from runs.engine.entries import Entry
 from runs.engine.flow import FlowRun
 from runs.engine.outcomes import Failed, Outcome
@@ -22,6 +24,7 @@ from runs.engine.recorder import ChildRun
 from runs.engine.state import RunState
 from runs.engine.turn import AgentTurn
 from runs.exceptions import LostClaimError
+from runs.grants import grant_keeper
 from runs.heartbeat import claim_held
 from runs.model_resolution import resolve_model
 from runs.models import Run, RunStatus
@@ -76,6 +79,8 @@ def _engine_for(run: Run, recorder: JournalRecorder, claim: journal.Claim) -> Ag
         ctx = policy_context(run, target, registry=registry)
     else:
         ctx = with_connections(claim.context, run, target, registry=registry)
+    # An execution's calls are charged to budgets, and use grants.
+    ctx = replace(ctx, budgets=RunBudgets(run), grant_keeper=grant_keeper())
     if run.is_agent_turn:
         return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=resolve_model)
     return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)

@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from runs.engine.entries import PAYLOADS, EntryKind
 
@@ -200,3 +201,28 @@ class Schedule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.cron})"
+
+
+class BudgetCharge(models.Model):
+    """One call counted against one tenant rule's budget in one scope (``runs.budgets``): from
+    when it passed the gate, until it turned out not to run."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    # The approval rule whose budget it counts against (the approvals app's; kept by id, as the
+    # journal keeps a gate's rule).
+    rule_id = models.PositiveBigIntegerField()
+    # Which run, conversation, principal or agent the budget is kept for ("tenant": the tenant's).
+    scope_key = models.CharField(max_length=200)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    call_id = models.CharField(max_length=200)
+    amount = models.FloatField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rule_id", "run", "call_id"], name="runs_budget_charge_once")
+        ]
+        indexes = [models.Index(fields=["tenant", "rule_id", "scope_key", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"rule {self.rule_id} {self.scope_key}: {self.call_id} ({self.amount})"

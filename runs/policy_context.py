@@ -72,6 +72,7 @@ def run_facts(run: Run) -> RunFacts:
         dry_run=run.dry_run,
         read_only=run.read_only,
         principal=str(principal) if principal is not None else None,
+        conversation_id=str(run.conversation_id or ""),
         person_started=person_started,
         connection_owners={} if person_started else named_connection_owners(run),
         input=run.input,
@@ -135,6 +136,8 @@ def policy_context(
         context = PolicyContext(
             run=facts,
             tools=mcp_tools,
+            grants=policy_cache.tenant_grants(run.tenant_id, version),
+            four_eyes=setting("KINDGI_FOUR_EYES"),
             run_tools=mcp_tools | steps,
             held=held,
             rules=rules,
@@ -160,6 +163,8 @@ def policy_context(
         reviewer_roles=roles,
         limits=engine_limits(),
         earlier_turns=earlier_turns(run, tools, rules),
+        grants=policy_cache.tenant_grants(run.tenant_id, version),
+        four_eyes=setting("KINDGI_FOUR_EYES"),
     )
     return with_connections(context, run, target, registry=registry) if connected else context
 

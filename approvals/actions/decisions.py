@@ -12,6 +12,7 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.utils import timezone
 
+from approvals.actions.grants import check_create_grant
 from approvals.chain import do_append_decision
 from approvals.events import APPROVED_IN_PART, DECIDED, EXPIRED, announce
 from approvals.exceptions import (
@@ -29,13 +30,20 @@ from approvals.models import (
 )
 from approvals.permissions import can_decide
 from approvals.roles import lowest_role, may_decide
+from audit.models import Surface
 from core.errors import DomainError
 from core.prepared import Param, Prepared
 from core.rows import update_row
 from core.secrets import scrub_secrets
 from runs.actions import resume_locked_run
 from runs.engine.policy import PolicyContext, Refused, Stop, Suspend
-from runs.engine.waitpoints import APPROVAL, CONNECTION_USE, INTERRUPTED_TOOL_CALL, call_digest
+from runs.engine.waitpoints import (
+    APPROVAL,
+    CONNECTION_USE,
+    INTERRUPTED_TOOL_CALL,
+    PENDING_TOOL_CALL,
+    call_digest,
+)
 from runs.models import Run
 from runs.policy_context import judge_edited_call
 from tenants.selectors import tenant_for_user
@@ -71,9 +79,13 @@ def check_complete_approval(
     decision: Any,
     rationale: Any = "",
     arguments: Any = None,
+    allow: Any = None,
+    surface: str = Surface.API,
 ) -> Completion:
     """Approve or reject an approval. A rejection needs a rationale; an approval may edit the
-    arguments, which go through the call policy as if the model had asked for them."""
+    arguments, which go through the call policy as if the model had asked for them. An approval
+    may ``allow`` calls like this one from now on: a standing grant, in the decider's name, for
+    the same tool, agent and principal (``{"forSeconds", "maxCalls", "condition"?, ...}``)."""
     tenant = tenant_for_user(acting_user)
     approval_id = _approval_id(approval_id)
     errors = []
@@ -87,6 +99,12 @@ def check_complete_approval(
         errors.append("/rationale: a rejection needs a rationale")
     if arguments is not None and decision != DecisionKind.APPROVE:
         errors.append("/arguments: only an approval can change the arguments")
+    if allow is not None and decision != DecisionKind.APPROVE:
+        errors.append("/allow: only an approval can allow calls like it")
+    elif allow is not None and not isinstance(allow, Mapping):
+        errors.append('/allow: an object such as {"forSeconds": 7200, "maxCalls": 3}')
+    elif allow is not None and (unknown := sorted(set(allow) - set(ALLOW_FIELDS))):
+        errors.extend(f"/allow/{name}: not known (one of {', '.join(ALLOW_FIELDS)})" for name in unknown)
     if errors:
         raise ApprovalInputError(errors)
     return do_complete_approval(
@@ -96,6 +114,8 @@ def check_complete_approval(
         decision=decision,
         rationale=scrub_secrets(rationale.strip()),
         arguments=scrub_secrets(arguments),
+        allow=allow,
+        surface=surface,
     )
 
 
@@ -134,7 +154,15 @@ def _approval_id(value: Any) -> UUID:
 
 @transaction.atomic(durable=True)
 def do_complete_approval(
-    *, approval_id: UUID, tenant, acting_user, decision: str, rationale: str, arguments: Any
+    *,
+    approval_id: UUID,
+    tenant,
+    acting_user,
+    decision: str,
+    rationale: str,
+    arguments: Any,
+    allow: Mapping[str, Any] | None = None,
+    surface: str = Surface.API,
 ) -> Completion:
     """Decide once, under row locks taken run first, then approval (the order every path uses).
     A refused decision (not the decider's to take, or an edit the policy would not let run)
@@ -147,6 +175,8 @@ def do_complete_approval(
     if arguments is not None:
         edited, context = _allowed_edit(run, approval, reviewer, arguments)
         digest = call_digest(approval.tool_key, approval.tool_version, edited)
+    if allow is not None:  # refused before anything is written, or written with the decision
+        _allow_calls_like(approval, run, acting_user, allow, surface=surface)
     now = timezone.now()
     # A connection's owner decides on its use as themself, reviewer or not.
     decider_name = (
@@ -221,6 +251,42 @@ def do_complete_approval(
     announce_decided(approval, record)
     set_going()
     return Completion(approval=approval, decision=record)
+
+
+# What a decider may say of the grant an approval gives; its tool, agent and principal are the call's.
+ALLOW_FIELDS = ("forSeconds", "expiresAt", "maxCalls", "sumOf", "maxSum", "condition")
+
+
+def _allow_calls_like(
+    approval: Approval, run: Run, decider, allow: Mapping[str, Any], *, surface: str
+) -> None:
+    """The standing grant an approval gives with it: the approved call's tool, agent and
+    principal, as long and as often as the decider says. Refused (and the decision with it) for
+    what no grant may cover: a call that needs several people, an interrupted call, a
+    connection's use."""
+    if approval.subject_kind != PENDING_TOOL_CALL:
+        raise ApprovalInputError(["/allow: only a call's approval can allow calls like it"])
+    if approval.required_approvals > 1:
+        raise ApprovalInputError(
+            [
+                f"/allow: this call needs {approval.required_approvals} approvals from distinct reviewers, "
+                "and no grant may stand in for several people"
+            ]
+        )
+    if run.principal_id is None:
+        raise ApprovalInputError(["/allow: this run has no principal whose calls a grant could cover"])
+    fields = dict(allow) | {
+        "toolPattern": approval.tool_key,
+        "agentPattern": run.agent_key if run.is_agent_turn else "*",
+        "scope": "principal",
+        "principal": run.principal.get_username(),
+    }
+    try:
+        check_create_grant(
+            tenant=run.tenant, acting_user=decider, fields=fields, surface=surface, approval=approval
+        )
+    except ApprovalInputError as error:
+        raise ApprovalInputError([line.replace("/", "/allow/", 1) for line in error.errors]) from None
 
 
 _APPROVAL_KEY = Param("approval", Approval._meta.pk)

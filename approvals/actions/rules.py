@@ -13,6 +13,7 @@ from approvals.models import (
 )
 from approvals.rules import RULE, RULE_FIELDS, rule_errors
 from audit.actions import do_delete_setting, do_save_setting
+from runs.engine.budgets import Budget
 from runs.engine.sequences import After
 from tenants.authority import check_may_configure
 
@@ -46,8 +47,11 @@ def check_save_rule(
     )
     if errors := rule_errors(merged, tenant=tenant, reviewers=kept):
         raise ApprovalInputError([f"/{field}: {message}" for field, message in errors.items()])
+    # Kept as the API shows them: with their defaults said (a scope, an overBudget).
     if merged.get("after"):
-        merged["after"] = After.from_json(merged["after"]).to_json()  # its scope said, as the API shows it
+        merged["after"] = After.from_json(merged["after"]).to_json()
+    if merged.get("budget"):
+        merged["budget"] = Budget.from_json(merged["budget"]).to_json()
     return do_save_rule(
         tenant=tenant, fields=merged, reviewers=reviewers, rule=rule, acting_user=acting_user, surface=surface
     )

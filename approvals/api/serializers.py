@@ -2,12 +2,13 @@
 
 from django.contrib.auth import get_user_model
 from django.db import models
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from approvals.escalation_steps import MAX_STEPS
-from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Reviewer
+from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, DecisionKind, Grant, Reviewer
 from approvals.roles import reviewer_roles
 from approvals.rules import MAX_REQUIRED_APPROVALS, RULE_FIELDS, rule_errors
 from core.api.fields import (
@@ -23,6 +24,8 @@ from core.api.fields import (
 )
 from core.bounds import SECONDS_MAX
 from kindgi.effects import EffectKind
+from runs.engine.budgets import OVER_BUDGET, WINDOW_MAX
+from runs.engine.budgets import SCOPES as BUDGET_SCOPES
 from runs.engine.sequences import RUN, SCOPES
 
 
@@ -128,6 +131,10 @@ class ApprovalSerializer(serializers.ModelSerializer):
         help_text="How many more approvals the call needs before it runs: requiredApprovals less the "
         "approvals given that still count (0 once approved).",
     )
+    reason = serializers.SerializerMethodField(
+        help_text='Why the gate asks, e.g. \'rule "payments" (never_ask); over budget: 99,999 of 100,000 '
+        "used in this run; this call 99,999'."
+    )
 
     class Meta:
         model = Approval
@@ -146,8 +153,12 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "requiredApprovals",
             "approvalsGiven",
             "approvalsMissing",
+            "reason",
         ]
         read_only_fields = fields
+
+    def get_reason(self, approval: Approval) -> str:
+        return (approval.gate or {}).get("reason", "")
 
 
 class CompletionSerializer(serializers.Serializer):
@@ -161,10 +172,27 @@ class CompletionSerializer(serializers.Serializer):
     waitpointResolved = serializers.BooleanField(source="waitpoint_resolved")
 
 
+class AllowSerializer(StrictSerializer):
+    """A standing grant given with an approval: calls like the approved one (its tool, agent and
+    principal) run without asking, as long and as often as this says."""
+
+    forSeconds = BoundedIntegerField(required=False, min_value=1, max_value=SECONDS_MAX)
+    expiresAt = serializers.DateTimeField(required=False)
+    maxCalls = BoundedIntegerField(required=False, min_value=1, max_value=1_000_000_000)
+    sumOf = StrictCharField(required=False, max_length=200)
+    maxSum = serializers.FloatField(required=False, min_value=0.000001, max_value=1e14)
+    condition = StrictCharField(required=False, allow_blank=True, max_length=500)
+
+
 class CompleteApprovalSerializer(StrictSerializer):
     decision = serializers.ChoiceField(choices=DecisionKind.choices)
     rationale = StrictCharField(required=False, allow_blank=True, default="")
     arguments = JsonObjectField(required=False, help_text="Approve with these arguments instead.")
+    allow = AllowSerializer(
+        required=False,
+        help_text="Approve, and allow calls like this one (the same tool, agent and principal) to run "
+        'without asking: e.g. {"forSeconds": 7200, "maxCalls": 3}. A standing grant in your name.',
+    )
 
 
 class DecisionItemSerializer(StrictSerializer):
@@ -298,6 +326,27 @@ _SCOPE = {"type": "string", "enum": list(SCOPES), "default": RUN}
     {
         "type": "object",
         "nullable": True,
+        "properties": {
+            "scope": {"type": "string", "enum": list(BUDGET_SCOPES)},
+            "windowSeconds": {"type": "integer", "minimum": 1, "maximum": WINDOW_MAX},
+            "maxCalls": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000},
+            "sumOf": {"type": "string", "pattern": "^/", "maxLength": 200},
+            "maxSum": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1e14},
+            "overBudget": {"type": "string", "enum": list(OVER_BUDGET), "default": "always_ask"},
+        },
+        "required": ["scope"],
+        "anyOf": [{"required": ["maxCalls"]}, {"required": ["sumOf", "maxSum"]}],
+        "additionalProperties": False,
+    }
+)
+class BudgetField(serializers.JSONField):
+    """A total across the calls a rule matches, checked by ``runs.engine.budgets.Budget``."""
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
         "oneOf": [
             {
                 "type": "object",
@@ -409,6 +458,14 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         '"conversation", in the conversation): {"outsideData": true}, {"effect": "network"} or '
         '{"toolPattern": "mail.*"}. Null: whatever ran before.',
     )
+    budget = BudgetField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text='A total across the calls it matches, e.g. {"scope": "run", "sumOf": "/amountCents", '
+        '"maxSum": 100000, "overBudget": "always_ask"}: a call that would go over it takes overBudget '
+        "instead of the rule's gate. Null: no budget.",
+    )
     enabled = StrictBooleanField(default=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
 
@@ -430,6 +487,7 @@ class ApprovalRuleSerializer(StrictModelSerializer):
             "requiredApprovals",
             "escalation",
             "after",
+            "budget",
             "enabled",
             "createdAt",
         ]
@@ -456,3 +514,65 @@ _CAMEL = {
     "tool_pattern": "toolPattern",
     "required_approvals": "requiredApprovals",
 }
+
+
+class GrantSerializer(serializers.ModelSerializer):
+    granter = serializers.CharField(source="granter.username")
+    toolPattern = serializers.CharField(source="tool_pattern")
+    agentPattern = serializers.CharField(source="agent_pattern")
+    principal = serializers.CharField(source="principal.username", allow_null=True, default=None)
+    agentId = serializers.CharField(source="agent_id")
+    maxCalls = serializers.IntegerField(source="max_calls", allow_null=True)
+    sumOf = serializers.CharField(source="sum_of")
+    maxSum = serializers.FloatField(source="max_sum", allow_null=True)
+    expiresAt = serializers.DateTimeField(source="expires_at")
+    approvalId = serializers.UUIDField(source="approval_id", allow_null=True)
+    usedSum = serializers.FloatField(source="used_sum")
+    revokedAt = serializers.DateTimeField(source="revoked_at", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    status = serializers.SerializerMethodField(help_text="active, used up, expired or revoked")
+
+    class Meta:
+        model = Grant
+        fields = [
+            "id",
+            "granter",
+            "toolPattern",
+            "agentPattern",
+            "condition",
+            "scope",
+            "principal",
+            "agentId",
+            "maxCalls",
+            "sumOf",
+            "maxSum",
+            "expiresAt",
+            "approvalId",
+            "uses",
+            "usedSum",
+            "status",
+            "revokedAt",
+            "createdAt",
+        ]
+        read_only_fields = fields
+
+    def get_status(self, grant: Grant) -> str:
+        return grant.status_at(timezone.now())
+
+
+class CreateGrantSerializer(StrictSerializer):
+    toolPattern = StrictCharField(max_length=200, help_text="Glob on the tool id, e.g. shop.refund.")
+    agentPattern = StrictCharField(required=False, max_length=200, default="*")
+    condition = StrictCharField(
+        required=False, allow_blank=True, max_length=500, help_text="e.g. /amountCents <= 5000"
+    )
+    scope = serializers.ChoiceField(choices=Grant.Scope.choices)
+    principal = StrictCharField(required=False, max_length=150, help_text="With scope principal: whose runs.")
+    agentId = StrictCharField(
+        required=False, max_length=200, help_text="With scope agent: which agent's calls."
+    )
+    maxCalls = BoundedIntegerField(required=False, min_value=1, max_value=1_000_000_000)
+    sumOf = StrictCharField(required=False, max_length=200)
+    maxSum = serializers.FloatField(required=False, min_value=0.000001, max_value=1e14)
+    forSeconds = BoundedIntegerField(required=False, min_value=1, max_value=SECONDS_MAX)
+    expiresAt = serializers.DateTimeField(required=False)

@@ -17,4 +17,6 @@ urlpatterns = [
     path("reviewers/me", views.ReviewerMeApi.as_view(), name="reviewer-me"),
     path("approval-rules", views.RuleListCreateApi.as_view(), name="approval-rules"),
     path("approval-rules/<int:rule_id>", views.RuleDetailApi.as_view(), name="approval-rule"),
+    path("grants", views.GrantListCreateApi.as_view(), name="grants"),
+    path("grants/<int:grant_id>/revoke", views.GrantRevokeApi.as_view(), name="grant-revoke"),
 ]

@@ -4,6 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from approvals.actions.decisions import check_complete_approval, decide_each
+from approvals.actions.grants import check_create_grant, check_revoke_grant, grants_visible_to
 from approvals.actions.reviewers import check_register_reviewer, check_set_notifications
 from approvals.actions.rules import check_delete_rule, check_save_rule
 from approvals.api.serializers import (
@@ -11,8 +12,10 @@ from approvals.api.serializers import (
     ApprovalSerializer,
     CompleteApprovalSerializer,
     CompletionSerializer,
+    CreateGrantSerializer,
     DecisionResultsSerializer,
     DecisionsSerializer,
+    GrantSerializer,
     NotificationSettingsSerializer,
     RegisteredReviewerSerializer,
     RegisterReviewerSerializer,
@@ -70,7 +73,10 @@ class ApprovalCompleteApi(APIView):
         data = CompleteApprovalSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         completion = check_complete_approval(
-            approval_id=approval_id, acting_user=request.user, **data.validated_data
+            approval_id=approval_id,
+            acting_user=request.user,
+            surface=surface_of(request),
+            **data.validated_data,
         )
         return Response(represent(CompletionSerializer, completion))
 
@@ -206,3 +212,47 @@ class RuleDetailApi(generics.RetrieveUpdateDestroyAPIView):
 
     def perform_destroy(self, instance):
         check_delete_rule(instance, acting_user=self.request.user, surface=surface_of(self.request))
+
+
+class GrantListCreateApi(generics.ListCreateAPIView):
+    """Standing grants, newest first: every grant of your tenant for a tenant admin, your own
+    otherwise. A reviewer gives one in their own name; it covers only calls they could approve."""
+
+    serializer_class = GrantSerializer
+    pagination_class = ItemsCursorPagination
+    permission_classes = [IsTenantMember]
+
+    def get_queryset(self):
+        return grants_visible_to(self.request.user, self.request.user.membership.tenant)
+
+    @extend_schema(request=CreateGrantSerializer, responses={201: GrantSerializer})
+    def post(self, request):
+        data = CreateGrantSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        if "expiresAt" in fields:
+            fields["expiresAt"] = fields["expiresAt"].isoformat()
+        grant = check_create_grant(
+            tenant=request.user.membership.tenant,
+            acting_user=request.user,
+            fields=fields,
+            surface=surface_of(request),
+        )
+        return Response(represent(GrantSerializer, grant), status=201)
+
+
+class GrantRevokeApi(APIView):
+    """Revoke a grant: yours, or any of your tenant's as a tenant admin. It covers no call from
+    the next one on."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=None, responses=GrantSerializer)
+    def post(self, request, grant_id):
+        grant = check_revoke_grant(
+            grant_id=grant_id,
+            tenant=request.user.membership.tenant,
+            acting_user=request.user,
+            surface=surface_of(request),
+        )
+        return Response(represent(GrantSerializer, grant))

@@ -19,6 +19,7 @@ from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
 from audit.models import Surface
 from core.bounds import SECONDS_MAX, SEQUENCE_MAX
 from kindgi.effects import EffectKind
+from runs.engine.budgets import Budget
 from runs.engine.sequences import AFTER_KEYS, CONVERSATION, RUN, After
 from tenants.authority import configure_refusal
 from tenants.exceptions import ConfigurationForbiddenError
@@ -80,6 +81,12 @@ class DraftForm(forms.Form):
         choices=[(RUN, "the run"), (CONVERSATION, "the conversation (its earlier turns too)")],
         initial=RUN,
     )
+    budget = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text='a total across the calls it matches, e.g. {"scope": "run", "sumOf": "/amountCents", '
+        '"maxSum": 100000, "overBudget": "always_ask"}',
+    )
     days = forms.ChoiceField(
         choices=[(d, f"last {d} days") for d in WINDOWS], initial="30", label="Judge calls of the"
     )
@@ -94,6 +101,15 @@ class DraftForm(forms.Form):
         text = self.cleaned_data.get("escalation", "").strip()
         if not text:
             return []
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(f"not JSON: {error}") from None
+
+    def clean_budget(self) -> dict | None:
+        text = self.cleaned_data.get("budget", "").strip()
+        if not text:
+            return None
         try:
             return json.loads(text)
         except ValueError as error:
@@ -132,12 +148,26 @@ def _after_of(data: dict) -> dict | None:
 def _editing_initial(rule: ApprovalRule) -> dict:
     initial = {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS if name != "after"}}
     initial["escalation"] = json.dumps(rule.escalation) if rule.escalation else ""
+    initial["budget"] = json.dumps(rule.budget) if rule.budget else ""
     if rule.after:
         kind = next(key for key in AFTER_KEYS if key in rule.after)
         initial["after_kind"] = kind
         initial["after_value"] = "" if kind == "outsideData" else rule.after[kind]
         initial["after_scope"] = rule.after.get("scope", RUN)
     return initial
+
+
+def described_budget(rule: ApprovalRule) -> str:
+    """The rule's budget in words: "at most 100,000 of /amountCents in this run, then always_ask"."""
+    if not rule.budget:
+        return ""
+    budget = Budget.from_json(rule.budget)
+    most = []
+    if budget.max_calls is not None:
+        most.append(f"{budget.max_calls:,} calls")
+    if budget.sum_of:
+        most.append(f"{budget.max_sum:,} of {budget.sum_of}")
+    return f"at most {' and '.join(most)} {budget.where()}, then {budget.over_budget}"
 
 
 def described_after(rule: ApprovalRule) -> str:
@@ -155,6 +185,7 @@ def rules_page(request: HttpRequest) -> HttpResponse:
     rules = list(ApprovalRule.objects.filter(tenant=tenant).order_by("name", "pk"))
     for rule in rules:
         rule.after_text = described_after(rule)
+        rule.budget_text = described_budget(rule)
     data = request.POST if request.method == "POST" else (request.GET if "name" in request.GET else None)
     rule_id = (data or {}).get("rule") or request.GET.get("edit")
     editing = next((rule for rule in rules if str(rule.pk) == str(rule_id)), None)

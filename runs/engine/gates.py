@@ -20,13 +20,14 @@ those come from the rule.)
 import fnmatch
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from kindgi.agents import AgentDefinition
 from kindgi.conditions import Condition
 from kindgi.gates import RuleGate
+from runs.engine.budgets import Budget
 from runs.engine.sequences import NOTHING_EARLIER, After, Earlier
 
 
@@ -55,6 +56,10 @@ class GateDecision:
     rule_name: str = ""
     # For a REFUSE by a rule: the reason the rule gives, told to the model and in the run's failure.
     rule_reason: str = ""
+    # The standing grant that let an ask run instead (``runs.engine.grants``).
+    grant_id: int | None = None
+    # The tenant's rule that matched, for what the gate step does beyond the gate (its budget).
+    rule: "Rule | None" = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"gate": self.gate.value, "reason": self.reason}
@@ -66,6 +71,7 @@ class GateDecision:
             "requiredApprovals": self.required_approvals if self.required_approvals > 1 else 0,
             "ruleId": self.rule_id,
             "ruleName": self.rule_name,
+            "grantId": self.grant_id,
         }
         data.update({key: value for key, value in optional.items() if value})
         return data
@@ -154,6 +160,7 @@ class Rule:
     reviewer_ids: tuple[int, ...] = ()
     required_approvals: int = 1
     after: After | None = None
+    budget: Budget | None = None
 
     def matches(self, call: CallFacts) -> bool:
         if not fnmatch.fnmatchcase(call.tool_id, self.tool_pattern or "*"):
@@ -297,6 +304,7 @@ def decide_gate(
             reason="; ".join(side.reason for side in sides),
             rule_id=tenant.rule_id if tenant else None,
             rule_name=tenant.rule_name if tenant else "",
+            rule=tenant.rule if tenant else None,
         )
     ttls = [side.ttl_seconds for side in asking if side.ttl_seconds]
     named = next((side for side in asking if side.rule_id is not None), None)
@@ -309,6 +317,7 @@ def decide_gate(
         required_approvals=named.required_approvals if named else 1,
         rule_id=named.rule_id if named else None,
         rule_name=named.rule_name if named else "",
+        rule=tenant.rule if tenant else None,
     )
 
 
@@ -365,7 +374,7 @@ def tenant_gate(
     if rule is None:
         return None
     reason = rule.describe()
-    named = {"rule_id": rule.id, "rule_name": rule.name}
+    named = {"rule_id": rule.id, "rule_name": rule.name, "rule": rule}
     if rule.gate == RuleGate.DENY:
         why = f": {rule.reason}" if rule.reason else ""
         return GateDecision(

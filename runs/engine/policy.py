@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from kindgi import BeforeToolGuardrail, GuardedCall, ToolConnection, ToolDefinition
+from kindgi.gates import RuleGate
+from runs.engine.budgets import BudgetLedger, Charge, amount_of, scope_key
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.gates import (
     AgentGates,
@@ -32,6 +34,7 @@ from runs.engine.gates import (
     scopes_looked_back,
     strictest_ask,
 )
+from runs.engine.grants import Grant, GrantKeeper
 from runs.engine.invocation import InvalidArguments, check_arguments, error_data
 from runs.engine.limits import DEFAULT_LIMITS, Limits
 from runs.engine.sequences import CONVERSATION, NOTHING_EARLIER, NOTHING_SEEN, CallsSeen, Earlier, calls_seen
@@ -81,6 +84,9 @@ class ProposedCall:
     notes: tuple[Entry, ...] = ()
     # The connection the call acts through, for a tool that declares one.
     connection: ToolConnection | None = None
+    # What the call was charged to a rule's budget as it passed the gate (released if it then
+    # does not run).
+    charge: Charge | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,14 @@ class PolicyContext:
     # What the conversation's earlier turns ran (its principal's), when a rule looks back at the
     # conversation (``runs.engine.sequences``).
     earlier_turns: CallsSeen = NOTHING_SEEN
+    # Where the rules' budgets are kept: the driver's, for an execution. None where calls are
+    # only judged (an edit before its decision, the simulator): budgets then change no gate.
+    budgets: BudgetLedger | None = None
+    # The tenant's standing grants, and where their uses are counted (None: judged only).
+    grants: Sequence[Grant] = ()
+    grant_keeper: GrantKeeper | None = None
+    # The site's KINDGI_FOUR_EYES: a grant never covers its granter's own runs then.
+    four_eyes: bool = False
 
 
 Step = Callable[[ProposedCall, RunState, PolicyContext], Pass | Verdict]
@@ -182,6 +196,8 @@ def prepare(
     for step in STEPS if steps is None else steps:
         verdict = step(call, state, ctx)
         if not isinstance(verdict, Pass):
+            if call.charge is not None and ctx.budgets is not None and isinstance(verdict, Refused | Stop):
+                ctx.budgets.release(call.charge)  # it will not run: it stops counting
             return verdict
         call = verdict.call
     return Ready(call)
@@ -357,7 +373,9 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
     resolution = state.resolutions.get(call.call_id)
     if resolution is not None:
         if resolution.get("decision") == APPROVE:
-            return Pass(replace(gated, approval=resolution))
+            # A person approved it: it counts, over its budget or not.
+            charged = _charged(gated, decision, ctx, even_over=True)[0]
+            return Pass(replace(charged, approval=resolution))
         rationale = resolution.get("rationale", "")
         reviewer = resolution.get("reviewer") or "nobody (it expired)"
         return Refused(
@@ -366,6 +384,13 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
             result={"status": "rejected", "rationale": rationale},
             failure=f'tool-rejected: tool "{call.tool_id}" was rejected by {reviewer}: {rationale}',
         )
+    gated, decision = _charged(gated, decision, ctx)
+    gated = replace(gated, gate=decision)
+    if decision.gate == Gate.REFUSE:
+        failure = f'tool-denied: tool "{call.tool_id}" is over the budget of rule "{decision.rule_name}"'
+        return _not_allowed(gated, decision.reason, f"{failure}: {decision.rule_reason}")
+    if decision.gate == Gate.ASK and (granted := _granted(gated, decision, state, ctx)) is not None:
+        return Pass(granted)
     if decision.gate == Gate.ASK:
         tool = call.tool
         waitpoint = approval_waitpoint(
@@ -377,6 +402,103 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
         )
         return Suspend(call=gated, waitpoint=waitpoint, gate=decision)
     return Pass(gated)
+
+
+def _charged(
+    call: ProposedCall, decision: GateDecision, ctx: PolicyContext, *, even_over: bool = False
+) -> tuple[ProposedCall, GateDecision]:
+    """The call and its gate once the matching rule's budget has had its say: a call that runs
+    within it is charged to it; one it would take over the budget takes the budget's
+    ``overBudget`` gate instead, saying how much is used; a call that asks says so too. A call
+    ``even_over`` (a person approved it) is charged whatever it takes."""
+    rule = decision.rule
+    if rule is None or rule.budget is None or ctx.budgets is None:
+        return call, decision
+    budget = rule.budget
+    amount = amount_of(budget, call.arguments)
+    charge = Charge(
+        rule_id=rule.id,
+        budget=budget,
+        key=scope_key(
+            budget,
+            run_id=ctx.run.id,
+            conversation_id=ctx.run.conversation_id,
+            principal=ctx.run.principal or "",
+            agent_id=ctx.agent_id,
+        ),
+        call_id=call.call_id,
+        amount=amount or 0,
+    )
+    if even_over:
+        ctx.budgets.charge(charge, even_over=True)
+        return replace(call, charge=charge), decision
+    if amount is None:
+        return call, over_budget(decision, rule, f"{budget.sum_of} is not a number in its arguments")
+    if decision.gate == Gate.RUN:
+        use = ctx.budgets.charge(charge)
+        if use.fits:
+            return replace(call, charge=charge), decision
+    else:
+        use = ctx.budgets.use(charge)
+        if use.fits:
+            return call, replace(decision, reason=f"{decision.reason}; budget: {use.describe(charge)}")
+    return call, over_budget(decision, rule, use.describe(charge))
+
+
+def _granted(
+    call: ProposedCall, decision: GateDecision, state: RunState, ctx: PolicyContext
+) -> ProposedCall | None:
+    """The call, let run by the first of the tenant's standing grants that covers it and whose use
+    its keeper counts; None when none does. A granted call counts against its rule's budget as an
+    approved one does."""
+    if not ctx.grants or ctx.grant_keeper is None:
+        return None
+    facts = gate_facts(call, call.tool, ctx, state)
+    needed = decision.required_role or (ctx.reviewer_roles[0] if ctx.reviewer_roles else "")
+    for grant in ctx.grants:
+        if not grant.covers(facts, ctx.run, decision, roles=ctx.reviewer_roles, four_eyes=ctx.four_eyes):
+            continue
+        used = ctx.grant_keeper.use(
+            grant,
+            run_id=ctx.run.id,
+            call_id=call.call_id,
+            amount=grant.amount(facts) or 0,
+            needed_role=needed,
+        )
+        if used:
+            granted = replace(
+                decision,
+                gate=Gate.RUN,
+                reason=f"granted by {grant.granter_name} (grant {grant.id}), in place of: {decision.reason}",
+                grant_id=grant.id,
+            )
+            charged = _charged(call, decision, ctx, even_over=True)[0]
+            return replace(charged, gate=granted)
+    return None
+
+
+def over_budget(decision: GateDecision, rule: Rule, use: str) -> GateDecision:
+    """The gate of a call over ``rule``'s budget: its ``overBudget``, asking as the rule asks."""
+    reason = f"{rule.describe()}; over budget: {use}"  # the agent's side let it run
+    if rule.budget is not None and rule.budget.over_budget == RuleGate.DENY:
+        return GateDecision(
+            gate=Gate.REFUSE,
+            code=TOOL_NOT_ALLOWED,
+            reason=reason,
+            rule_reason=f"over budget: {use}",
+            rule_id=rule.id,
+            rule_name=rule.name,
+            rule=rule,
+        )
+    return replace(
+        decision,
+        gate=Gate.ASK,
+        reason=reason,
+        required_role=decision.required_role or rule.required_role,
+        ttl_seconds=decision.ttl_seconds or rule.ttl_seconds,
+        reviewer_ids=decision.reviewer_ids or rule.reviewer_ids,
+        required_approvals=max(decision.required_approvals, rule.required_approvals),
+    )
 
 
 def guardrails(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verdict:

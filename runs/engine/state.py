@@ -24,6 +24,8 @@ class RunFacts:
     read_only: bool = False
     # The person accountable for the run (its principal), as a user id.
     principal: str | None = None
+    # The conversation an agent turn belongs to ("" for none: a flow, or a lone turn).
+    conversation_id: str = ""
     # Whether that person started it themselves (trigger ``person``): its calls then use their
     # connections; in a run no person started, each use of a connection waits for its owner's yes.
     person_started: bool = False

@@ -82,12 +82,29 @@ BEYOND_THE_SCHEMA = {
     "POST /api/v1/mailboxes": {"address", "owner", "agentId", "flowId"},
     "PATCH /api/v1/mailboxes/{mailbox_id}": {"address", "owner", "agentId", "flowId"},
     # Steps later each and expire last, usernames of the tenant's; a condition in its language
-    # (kindgi.conditions); reviewers of the tenant.
-    "POST /api/v1/approval-rules": {"escalation", "condition", "reviewers"},
-    "PUT /api/v1/approval-rules/{rule_id}": {"escalation", "condition", "reviewers"},
-    "PATCH /api/v1/approval-rules/{rule_id}": {"escalation", "condition", "reviewers"},
+    # (kindgi.conditions); reviewers of the tenant; a budget's sumOf and maxSum together, and no
+    # budget on a deny rule.
+    "POST /api/v1/approval-rules": {"escalation", "condition", "reviewers", "budget"},
+    "PUT /api/v1/approval-rules/{rule_id}": {"escalation", "condition", "reviewers", "budget"},
+    "PATCH /api/v1/approval-rules/{rule_id}": {"escalation", "condition", "reviewers", "budget"},
     # since before until.
     "GET /api/v1/audit": {"until"},
+    # Only an approval allows calls like it, and only of a call one person may approve; what it
+    # says of the grant is held as a grant's own fields are.
+    "POST /api/v1/approvals/{approval_id}/complete": {"allow"},
+    # Exactly one of expiresAt and forSeconds, in the future and within KINDGI_GRANT_MAX_SECONDS;
+    # a principal of the tenant with that scope, an agent with the other; sumOf a JSON pointer,
+    # with maxSum; maxCalls or a sum; a condition in its language.
+    "POST /api/v1/grants": {
+        "expiresAt",
+        "forSeconds",
+        "principal",
+        "agentId",
+        "sumOf",
+        "maxSum",
+        "maxCalls",
+        "condition",
+    },
 }
 
 

@@ -102,3 +102,20 @@ def test_a_rule_that_applies_after_outside_data_was_read(admin_api):
         "/after: when: not known (one of toolPattern, effect, outsideData, and scope)"
     ]
     assert ApprovalRule.objects.count() == 2
+
+
+def test_a_rule_with_a_budget(admin_api):
+    budget = {"scope": "run", "sumOf": "/amountCents", "maxSum": 100000}
+    created = admin_api.post(
+        "/api/v1/approval-rules", RULE | {"gate": "never_ask", "budget": budget}, format="json"
+    )
+    assert created.status_code == 201, created.json()
+    assert created.json()["budget"] == budget | {"overBudget": "always_ask"}
+    denied = admin_api.post(
+        "/api/v1/approval-rules", RULE | {"name": "d", "gate": "deny", "budget": budget}, format="json"
+    )
+    assert denied.status_code == 400
+    assert denied.json()["error"]["details"]["errors"] == [
+        "/budget: a deny rule refuses every call it matches: a budget would change nothing"
+    ]
+    assert ApprovalRule.objects.count() == 1

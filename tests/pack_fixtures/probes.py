@@ -509,6 +509,25 @@ payer = define_agent(
 )
 
 
+@before_tool(tools=["probe.pay"])
+def no_payments_to_mallory(call: GuardedCall) -> Judgement:
+    if call.arguments.get("to") == "mallory":
+        return refuse("mallory is not paid")
+    return allow()
+
+
+# Pays with no gate of its own: the tenant's rules (and their budgets) decide.
+spender = define_agent(
+    id="probe.spender",
+    version="1.0.0",
+    name="Spender",
+    instructions="Pay whom the user says.",
+    tools=[pay],
+    model=model,
+    guardrails=[no_payments_to_mallory],
+)
+
+
 class PayInput(BaseModel):
     amountCents: int  # noqa: N815
     to: str
@@ -537,7 +556,20 @@ pack = define_pack(
     name="probe",
     tools=[*ALL_TOOLS, tally, environment, pay, search],
     agents=[
-        *(free, serial, gated, always, guarded, conditional, toned, remote, tallier, careless, payer),
+        *(
+            free,
+            serial,
+            gated,
+            always,
+            guarded,
+            conditional,
+            toned,
+            remote,
+            tallier,
+            careless,
+            payer,
+            spender,
+        ),
         *(researcher, seer),
     ],
     flows=[append_flow, append_idempotent_flow, pay_flow, pay_twice_flow],

@@ -1,0 +1,76 @@
+"""The rules' budgets as the database keeps them: the ledger an execution hands the kernel
+(``runs.engine.budgets.BudgetLedger``).
+
+A charge is checked and written in one transaction under a lock on its budget's scope (the
+tenant, the rule and the scope's key): PostgreSQL takes an advisory lock for it, and SQLite's
+transactions already take the database's write lock as they begin. So of concurrent calls that
+would together go over a budget, only those that fit are charged.
+"""
+
+import hashlib
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from runs.engine.budgets import BudgetUse, Charge, fits
+from runs.models import BudgetCharge, Run
+
+
+class RunBudgets:
+    """The ledger for one run's calls."""
+
+    def __init__(self, run: Run):
+        self.tenant_id = run.tenant_id
+        self.run_id = run.pk
+
+    def use(self, charge: Charge) -> BudgetUse:
+        calls, total = self._used(charge)
+        return BudgetUse(
+            calls=calls, total=total, fits=fits(charge.budget, calls=calls, total=total, amount=charge.amount)
+        )
+
+    def charge(self, charge: Charge, *, even_over: bool = False) -> BudgetUse:
+        with transaction.atomic():
+            self._lock(charge)
+            calls, total = self._used(charge)
+            if self._mine(charge).exists():
+                return BudgetUse(calls=calls, total=total, fits=True)  # charged already: a replay
+            fitting = fits(charge.budget, calls=calls, total=total, amount=charge.amount)
+            if fitting or even_over:
+                BudgetCharge.objects.create(
+                    tenant_id=self.tenant_id,
+                    rule_id=charge.rule_id,
+                    scope_key=charge.key,
+                    run_id=self.run_id,
+                    call_id=charge.call_id,
+                    amount=charge.amount,
+                )
+            return BudgetUse(calls=calls, total=total, fits=fitting)
+
+    def release(self, charge: Charge) -> None:
+        self._mine(charge).delete()
+
+    def _mine(self, charge: Charge):
+        return BudgetCharge.objects.filter(rule_id=charge.rule_id, run_id=self.run_id, call_id=charge.call_id)
+
+    def _used(self, charge: Charge) -> tuple[int, float]:
+        """The calls and the sum charged to the budget's scope in its window, this call's left out."""
+        charges = BudgetCharge.objects.filter(
+            tenant_id=self.tenant_id, rule_id=charge.rule_id, scope_key=charge.key
+        ).exclude(run_id=self.run_id, call_id=charge.call_id)
+        if charge.budget.window_seconds is not None:
+            charges = charges.filter(
+                created_at__gt=timezone.now() - timedelta(seconds=charge.budget.window_seconds)
+            )
+        used = charges.aggregate(calls=Count("pk"), total=Sum("amount"))
+        return used["calls"], used["total"] or 0
+
+    def _lock(self, charge: Charge) -> None:
+        if connection.vendor != "postgresql":
+            return  # SQLite: the transaction holds the database's write lock (BEGIN IMMEDIATE)
+        scope = f"budget:{self.tenant_id}:{charge.rule_id}:{charge.key}".encode()
+        key = int.from_bytes(hashlib.blake2b(scope, digest_size=8).digest(), "big", signed=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])

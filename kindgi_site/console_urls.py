@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from approvals.console import links, rules
+from approvals.console import grants, links, rules
 from approvals.console import views as approvals
 from audit import console as audit
 from connections import console as connections
@@ -25,6 +25,8 @@ urlpatterns = [
     path("notifications/", approvals.notification_settings, name="notifications"),
     path("insight/", approvals.insight, name="insight"),
     path("rules/", rules.rules_page, name="rules"),
+    path("grants/", grants.grants_page, name="grants"),
+    path("grants/<int:grant_id>/revoke/", grants.revoke, name="grant-revoke"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<anyuuid:run_id>/", runs.run_page, name="run"),
     path("runs/<anyuuid:run_id>/live/", runs.run_live, name="run-live"),

@@ -5,7 +5,11 @@ from typing import Any
 
 from django import forms
 
+from core.conf import setting
+
 FIELD_PREFIX = "arg-"
+# How long an approval's grant may last, as the page offers it (within KINDGI_GRANT_MAX_SECONDS).
+ALLOW_HOURS = (1, 2, 8, 24)
 # Sent with the argument fields: then they say what runs (an unticked box, an emptied field).
 # A post without them (a script, a form without the fields) edits nothing.
 FIELDS_SHOWN = "arguments-shown"
@@ -19,10 +23,29 @@ class DecisionForm(forms.Form):
     rationale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(
-        self, *args, schema: dict[str, Any] | None = None, arguments: dict[str, Any] | None = None, **kwargs
+        self,
+        *args,
+        schema: dict[str, Any] | None = None,
+        arguments: dict[str, Any] | None = None,
+        may_allow: bool = False,
+        **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.original = dict(arguments or {})
+        if may_allow:
+            longest = setting("KINDGI_GRANT_MAX_SECONDS")
+            hours = [h for h in ALLOW_HOURS if h * 3600 <= longest]
+            self.fields["allow_hours"] = forms.TypedChoiceField(
+                required=False,
+                coerce=int,
+                empty_value=None,
+                label="And allow calls like this for",
+                choices=[("", "no: ask again next time")]
+                + [(h, f"{h} hour{'s' if h > 1 else ''}") for h in hours],
+            )
+            self.fields["allow_calls"] = forms.IntegerField(
+                required=False, min_value=1, max_value=1000, initial=3, label="up to (calls)"
+            )
         schema = schema or {}
         required = set(schema.get("required", []))
         for name, spec in schema.get("properties", {}).items():
@@ -38,6 +61,13 @@ class DecisionForm(forms.Form):
             self.fields[FIELD_PREFIX + name].widget.attrs["data-original"] = json.dumps(
                 (arguments or {}).get(name)
             )
+
+    def allow(self) -> dict[str, int] | None:
+        """The standing grant the decider gives with their approval, if any."""
+        hours = self.cleaned_data.get("allow_hours")
+        if not hours or self.cleaned_data.get("decision") != "approve":
+            return None
+        return {"forSeconds": hours * 3600, "maxCalls": self.cleaned_data.get("allow_calls") or 1}
 
     def argument_fields(self):
         return [self[name] for name in self.fields if name.startswith(FIELD_PREFIX)]

@@ -22,10 +22,11 @@ from approvals.insight import WINDOWS, decision_insight
 from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from audit.models import Surface
 from core.errors import DomainError
 from core.lookups import one_or_none
 from runs.conversation import conversation_of
-from runs.engine.waitpoints import CONNECTION_USE
+from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
 
@@ -126,7 +127,9 @@ def _approval_context(request, membership, reviewer, approval_id) -> dict | None
         "decision": getattr(approval, "decision", None),
         "tool": tool,
         "effects": [effect.sentence() for effect in tool.effects] if tool else [],
-        "form": DecisionForm(schema=_editable(approval, tool), arguments=approval.arguments),
+        "form": DecisionForm(
+            schema=_editable(approval, tool), arguments=approval.arguments, may_allow=_may_allow(approval)
+        ),
         "errors": [],
         "decidable": _offer(reviewer, approval, user=request.user),
         "reviewer": reviewer,
@@ -142,6 +145,12 @@ def _editable(approval, tool) -> dict:
     return tool.input_schema
 
 
+def _may_allow(approval) -> bool:
+    """Whether the page offers to allow calls like this one: a call's approval that one person
+    decides (``approvals.actions.decisions`` refuses the others anyway)."""
+    return approval.subject_kind == PENDING_TOOL_CALL and approval.required_approvals == 1
+
+
 @login_required
 def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
     membership, reviewer = _context(request)
@@ -154,7 +163,12 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
         return render(request, "console/not_found.html", {"what": "approval"}, status=404)
     approval, tool, status = context["approval"], context["tool"], 200
     if request.method == "POST":
-        form = DecisionForm(request.POST, schema=_editable(approval, tool), arguments=approval.arguments)
+        form = DecisionForm(
+            request.POST,
+            schema=_editable(approval, tool),
+            arguments=approval.arguments,
+            may_allow=_may_allow(approval),
+        )
         context["form"] = form
         if form.is_valid():
             decision = form.cleaned_data["decision"]
@@ -165,6 +179,8 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
                     decision=decision,
                     rationale=form.cleaned_data["rationale"],
                     arguments=form.edited_arguments(),
+                    allow=form.allow(),
+                    surface=Surface.CONSOLE,
                 )
             except ApprovalInputError as error:
                 context["errors"] = form.add_argument_errors(

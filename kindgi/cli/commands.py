@@ -6,7 +6,7 @@ import time
 
 from kindgi.cli.client import Api
 from kindgi.cli.config import resolve
-from kindgi.cli.errors import API_ERROR, OK
+from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
 from kindgi.cli.output import show
 
 EXAMPLE_IDS = {
@@ -88,6 +88,10 @@ def approvals_complete(args) -> int:
     body = {"decision": args.decision, "rationale": args.rationale}
     if args.arguments is not None:
         body["arguments"] = args.arguments
+    if args.allow is not None:
+        if len(args.ids) != 1:
+            raise CliError("--allow gives a grant with one approval: name one approval", USAGE_ERROR)
+        body["allow"] = args.allow
     if len(args.ids) == 1:
         show(_api(args).post(f"/approvals/{args.ids[0]}/complete", body))
         return OK
@@ -141,6 +145,21 @@ def _warn_of_silent_servers(api: Api) -> None:
                 f"its {server['tools']} tool(s) listed before may fail",
                 file=sys.stderr,
             )
+
+
+def grants_list(args) -> int:
+    show(_api(args).get("/grants"), output=args.output, kind="grants")
+    return OK
+
+
+def grants_create(args) -> int:
+    show(_api(args).post("/grants", args.spec))
+    return OK
+
+
+def grants_revoke(args) -> int:
+    show(_api(args).post(f"/grants/{args.id}/revoke", {}))
+    return OK
 
 
 def schedules_list(args) -> int:

@@ -257,6 +257,11 @@ def build_parser() -> Parser:
     complete.add_argument(
         "--arguments", type=json_object("--arguments"), help="approve these arguments instead (JSON)"
     )
+    complete.add_argument(
+        "--allow",
+        type=json_object("--allow"),
+        help='approve, and allow calls like it: {"forSeconds": 7200, "maxCalls": 3, "condition"?}',
+    )
 
     reviewers = _group(areas, "reviewers", "register as a reviewer", "kindgi reviewers me")
     register = _command(
@@ -340,6 +345,42 @@ def build_parser() -> Parser:
         commands.schedules_delete,
         "Delete a schedule: no more runs start from it.",
         "kindgi schedules delete 5d7c0a8e-3c1f-4f8e-9a53-1f0d6f3b2a11",
+    ).add_argument("id")
+
+    grants = _group(
+        areas,
+        "grants",
+        "let calls like an approved one run without asking, for a while",
+        "kindgi grants list --output=table",
+    )
+    _command(
+        grants,
+        "list",
+        commands.grants_list,
+        "List your standing grants (a tenant admin: the tenant's), newest first.",
+        "kindgi grants list --output=table",
+    )
+    give = _command(
+        grants,
+        "create",
+        commands.grants_create,
+        "Give a standing grant in your name: the calls it covers run without asking, within its limits.",
+        'kindgi grants create --spec=\'{"toolPattern":"acme-ops.post-update","scope":"principal",'
+        '"principal":"ada","maxCalls":3,"forSeconds":7200}\'',
+    )
+    give.add_argument(
+        "--spec",
+        required=True,
+        type=json_object("--spec"),
+        help='{"toolPattern", "agentPattern"?, "condition"?, "scope": "principal" or "agent", "principal" or '
+        '"agentId", "maxCalls" and/or "sumOf" with "maxSum", "forSeconds" or "expiresAt"}',
+    )
+    _command(
+        grants,
+        "revoke",
+        commands.grants_revoke,
+        "Revoke a grant: it covers no call from the next one on.",
+        "kindgi grants revoke 12",
     ).add_argument("id")
 
     mail = _group(areas, "mail", "receive mail that starts runs", "kindgi mail serve --port 2525")

@@ -12,6 +12,17 @@ TABLE_COLUMNS = {
     "journal": ["sequence", "kind", "nodeId", "durationMs", "time"],
     "connections": ["id", "app", "status", "scopes", "connectedAt", "lastUsedAt"],
     "schedules": ["id", "name", "agentId", "flowId", "cron", "owner", "enabled", "nextRunAt"],
+    "grants": [
+        "id",
+        "granter",
+        "toolPattern",
+        "principal",
+        "agentId",
+        "uses",
+        "maxCalls",
+        "status",
+        "expiresAt",
+    ],
 }
 
 

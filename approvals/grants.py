@@ -45,8 +45,13 @@ class Grants:
 
     def use(self, grant: grants.Grant, *, run_id: str, call_id: str, amount: float, needed_role: str) -> bool:
         with transaction.atomic():
-            row = Grant.objects.select_for_update().filter(pk=grant.id).first()
-            if row is None:
+            row = (
+                Grant.objects.select_for_update(of=("self",))
+                .select_related("granter")
+                .filter(pk=grant.id)
+                .first()
+            )
+            if row is None or not row.granter.is_active:
                 return False
             if GrantUse.objects.filter(grant=row, run_id=run_id, call_id=call_id).exists():
                 return True  # this call was let run by it already: a replay

@@ -5,6 +5,9 @@ A charge is checked and written in one transaction under a lock on its budget's 
 tenant, the rule and the scope's key): PostgreSQL takes an advisory lock for it, and SQLite's
 transactions already take the database's write lock as they begin. So of concurrent calls that
 would together go over a budget, only those that fit are charged.
+
+A call a person approved (or a grant let run) is charged whatever it takes, so it needs no check:
+its charge is written with the run's next step, the call's intent, in that step's transaction.
 """
 
 import hashlib
@@ -24,6 +27,8 @@ class RunBudgets:
     def __init__(self, run: Run):
         self.tenant_id = run.tenant_id
         self.run_id = run.pk
+        # Charges to write with the next step, by (rule, call).
+        self.pending: dict[tuple[int, str], Charge] = {}
 
     def use(self, charge: Charge) -> BudgetUse:
         calls, total = self._used(charge)
@@ -32,6 +37,9 @@ class RunBudgets:
         )
 
     def charge(self, charge: Charge, *, even_over: bool = False) -> BudgetUse:
+        if even_over:
+            self.pending[charge.rule_id, charge.call_id] = charge
+            return BudgetUse(calls=0, total=0, fits=True)
         with transaction.atomic():
             self._lock(charge)
             calls, total = self._used(charge)
@@ -50,7 +58,27 @@ class RunBudgets:
             return BudgetUse(calls=calls, total=total, fits=fitting)
 
     def release(self, charge: Charge) -> None:
-        self._mine(charge).delete()
+        if self.pending.pop((charge.rule_id, charge.call_id), None) is None:
+            self._mine(charge).delete()
+
+    def write_pending(self) -> None:
+        """Write the charges that wait for the run's next step, inside that step's transaction
+        (a replay's charge, written already, is left as it is)."""
+        charges, self.pending = list(self.pending.values()), {}
+        BudgetCharge.objects.bulk_create(
+            [
+                BudgetCharge(
+                    tenant_id=self.tenant_id,
+                    rule_id=charge.rule_id,
+                    scope_key=charge.key,
+                    run_id=self.run_id,
+                    call_id=charge.call_id,
+                    amount=charge.amount,
+                )
+                for charge in charges
+            ],
+            ignore_conflicts=True,
+        )
 
     def _mine(self, charge: Charge):
         return BudgetCharge.objects.filter(rule_id=charge.rule_id, run_id=self.run_id, call_id=charge.call_id)

@@ -38,12 +38,17 @@ logger = logging.getLogger("kindgi.runs")
 class JournalRecorder:
     """The engine's recorder for one execution: every write carries the executor's claim."""
 
-    def __init__(self, run_id: UUID, token: str):
+    def __init__(self, run_id: UUID, token: str, budgets: RunBudgets | None = None):
         self.run_id = run_id
         self.token = token
+        self.budgets = budgets
 
     def record(self, entries: Sequence[Entry], *, messages_json: str | None = None) -> None:
-        journal.do_record(self.run_id, token=self.token, entries=entries, messages_json=messages_json)
+        # Charges that wait for the run's next step (an approved call's) are written with it.
+        pending = self.budgets.write_pending if self.budgets is not None and self.budgets.pending else None
+        journal.do_record(
+            self.run_id, token=self.token, entries=entries, messages_json=messages_json, also=pending
+        )
 
     def run_child(
         self, *, node_id: str, agent: AgentDefinition, input: dict[str, Any], entries: Sequence[Entry]
@@ -80,7 +85,7 @@ def _engine_for(run: Run, recorder: JournalRecorder, claim: journal.Claim) -> Ag
     else:
         ctx = with_connections(claim.context, run, target, registry=registry)
     # An execution's calls are charged to budgets, and use grants.
-    ctx = replace(ctx, budgets=RunBudgets(run), grant_keeper=grant_keeper())
+    ctx = replace(ctx, budgets=recorder.budgets, grant_keeper=grant_keeper())
     if run.is_agent_turn:
         return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=resolve_model)
     return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)
@@ -114,7 +119,7 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
     )
     logger.info("run %s: executing %s", run_id, target)
     try:
-        engine = _engine_for(run, JournalRecorder(run.pk, token), claim)
+        engine = _engine_for(run, JournalRecorder(run.pk, token, RunBudgets(run)), claim)
         if engine is None:
             outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
         else:

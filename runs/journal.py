@@ -251,15 +251,23 @@ def _locked_claimed(run_id: UUID, token: str) -> Run:
 
 
 def do_record(
-    run_id: UUID, *, token: str, entries: Iterable[Entry], messages_json: str | None = None
+    run_id: UUID,
+    *,
+    token: str,
+    entries: Iterable[Entry],
+    messages_json: str | None = None,
+    also: Callable[[], None] | None = None,
 ) -> None:
     """Record steps of a run the caller holds, and renew the claim; write its conversation if
-    given, as JSON already made (the engine keeps it made as the turn grows)."""
+    given, as JSON already made (the engine keeps it made as the turn grows). ``also``: more to
+    write in the same transaction, once the claim is known to hold (budgets' charges)."""
     entries = list(entries)
-    with _step_transaction(also_writes=False):
+    with _step_transaction(also_writes=also is not None):
         advanced = _advance_claimed(run_id, token, entries, messages_json=messages_json)
         if advanced is None:
             raise LostClaimError(f"run {run_id} is no longer held by this executor")
+        if also is not None:
+            also()
         parent_id, written = advanced
         held = HeldRun(run_id, RunStatus.RUNNING, parent_id, written[-1].sequence if written else 0)
         transaction.on_commit(lambda: publish_now(held, written))

@@ -275,9 +275,13 @@ def _allow_calls_like(
         )
     if run.principal_id is None:
         raise ApprovalInputError(["/allow: this run has no principal whose calls a grant could cover"])
+    if not run.is_agent_turn:
+        raise ApprovalInputError(
+            ["/allow: a flow's step is approved run by run; give a grant through the API or the CLI"]
+        )
     fields = dict(allow) | {
         "toolPattern": approval.tool_key,
-        "agentPattern": run.agent_key if run.is_agent_turn else "*",
+        "agentPattern": run.agent_key,
         "scope": "principal",
         "principal": run.principal.get_username(),
     }

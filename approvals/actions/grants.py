@@ -22,6 +22,7 @@ from audit.actions import SettingKind, do_save_setting
 from core.conf import setting
 from kindgi.conditions import ConditionError, parse_condition
 from tenants.authority import check_may_manage, configure_refusal
+from tenants.selectors import is_service_account
 
 FIELDS = (
     "toolPattern",
@@ -66,7 +67,7 @@ def check_create_grant(
     """Give a grant in ``acting_user``'s name, who must be a reviewer of ``tenant``. ``fields``:
     the API's names (``FIELDS``); every one is checked, and a refused grant writes nothing."""
     reviewer = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
-    if reviewer is None or not acting_user.is_active:
+    if reviewer is None or not acting_user.is_active or is_service_account(acting_user):
         raise GrantForbiddenError(
             f"{acting_user.get_username()} is not a reviewer of {tenant.slug}: only a reviewer gives grants"
         )

@@ -148,7 +148,11 @@ def _editable(approval, tool) -> dict:
 def _may_allow(approval) -> bool:
     """Whether the page offers to allow calls like this one: a call's approval that one person
     decides (``approvals.actions.decisions`` refuses the others anyway)."""
-    return approval.subject_kind == PENDING_TOOL_CALL and approval.required_approvals == 1
+    return (
+        approval.subject_kind == PENDING_TOOL_CALL
+        and approval.required_approvals == 1
+        and not approval.subject_ref.get("flowId")
+    )
 
 
 @login_required

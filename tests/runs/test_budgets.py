@@ -170,3 +170,46 @@ def test_a_deny_rule_has_no_budget_and_a_budget_is_kept_with_its_defaults_said()
         "maxCalls": 2,
         "overBudget": "always_ask",
     }
+
+
+def test_a_budget_costs_the_approval_cycle_one_statement_more_at_most_and_no_commit():
+    """The suspend reads the budget's use; the approved call's charge is written with its intent."""
+    from approvals.actions.decisions import check_complete_approval
+    from bench.counting import counting
+
+    ruth = reviewer("ruth", role="admin")
+
+    def cycle() -> tuple:
+        with counting() as suspend:
+            run = check_start_run(
+                tenant=default_tenant(),
+                principal=principal(),
+                agent_id="acme-ops.status-agent",
+                input={"userMessage": "Up."},
+            )
+        approval = run.approvals.get()
+        with counting() as resume:
+            check_complete_approval(approval_id=approval.pk, acting_user=ruth, decision="approve")
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED
+        return suspend, resume
+
+    cycle()  # caches warm
+    plain = cycle()
+    check_save_rule(
+        tenant=default_tenant(),
+        fields={
+            "name": "posts",
+            "tool_pattern": "acme-ops.post-update",
+            "gate": "always_ask",
+            "budget": {"scope": "tenant", "maxCalls": 1},
+        },
+        acting_user=None,
+        surface="system",
+    )
+    cycle()  # the rules compiled again
+    budgeted = cycle()
+    assert BudgetCharge.objects.count() == 2  # the second approved over its budget: it counts
+    for before, after in zip(plain, budgeted, strict=True):
+        assert after.commits == before.commits
+        assert after.statements <= before.statements + 1

@@ -618,8 +618,14 @@ POLICY_PACKS = 100
 
 def _policy_at_scale() -> None:
     """1,000 approval rules for the tenant (exact tools, packs' globs, agents' any-tool rules,
-    and one for the status page's tool), and admin overrides for 100 agents."""
-    from approvals.models import ApprovalRule
+    and one for the status page's tool), 100 of them with budgets (the status page's among them,
+    so the approval cycle measured here is a budgeted call's), 100 active standing grants, and
+    admin overrides for 100 agents."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from approvals.models import ApprovalRule, Grant
     from tools.models import Agent, AgentGateOverride
 
     tenant = _tenant()
@@ -627,7 +633,10 @@ def _policy_at_scale() -> None:
     for index in range(999):
         pack = f"pack-{index % POLICY_PACKS}"
         shape = index % 10
-        if shape < 6:
+        if shape == 0:
+            budget = {"scope": "run", "sumOf": "/amountCents", "maxSum": 100_000, "overBudget": "always_ask"}
+            fields = {"tool_pattern": f"{pack}.tool-{index}", "gate": "always_ask", "budget": budget}
+        elif shape < 6:
             fields = {"tool_pattern": f"{pack}.tool-{index}", "gate": "always_ask"}
         elif shape < 9:
             fields = {"tool_pattern": f"{pack}.*", "agent_pattern": f"{pack}.agent", "gate": "ask_once"}
@@ -636,10 +645,27 @@ def _policy_at_scale() -> None:
         rules.append(ApprovalRule(tenant=tenant, name=f"rule {index}", **fields))
     rules.append(
         ApprovalRule(
-            tenant=tenant, name="status posts", tool_pattern="acme-ops.post-update", gate="always_ask"
+            tenant=tenant,
+            name="status posts",
+            tool_pattern="acme-ops.post-update",
+            gate="always_ask",
+            budget={"scope": "tenant", "maxCalls": 1_000_000, "overBudget": "always_ask"},
         )
     )
     ApprovalRule.objects.bulk_create(rules)
+    granter = _reviewer()
+    Grant.objects.bulk_create(
+        Grant(
+            tenant=tenant,
+            granter=granter,
+            tool_pattern=f"pack-{index}.tool-{index}*",
+            scope=Grant.Scope.PRINCIPAL,
+            principal=_principal(),
+            max_calls=10,
+            expires_at=timezone.now() + timedelta(hours=1),
+        )
+        for index in range(POLICY_PACKS)
+    )
     status_agent = Agent.objects.get(key="acme-ops.status-agent", version="0.1.0")
     agents = [
         Agent.objects.create(
@@ -665,16 +691,22 @@ def _policy_at_scale() -> None:
 
 
 def policy_at_scale(quick: bool) -> dict:
-    """The gate's cost per call among 1,000 rules (compiled once for the tenant, from the cache
-    the engine uses), and the approval cycle with them in place."""
+    """The gate's cost per call among 1,000 rules and 100 standing grants (compiled once for the
+    tenant, from the cache the engine uses): the gate, and for a call it asks about, the grants'
+    look for one that covers it; and the approval cycle with them in place."""
     from runs import policy_cache
-    from runs.engine.gates import AgentGates, CallFacts, decide_gate
+    from runs.engine.gates import AgentGates, CallFacts, Gate, decide_gate
+    from runs.engine.state import RunFacts
     from tenants.models import Tenant
 
     _policy_at_scale()
     tenant = Tenant.objects.get(pk=_tenant().pk)
     rules = policy_cache.tenant_rules(tenant.pk, tenant.config_version)
+    grants = policy_cache.tenant_grants(tenant.pk, tenant.config_version)
     assert len(rules) == 1000
+    assert len(grants) == POLICY_PACKS
+    run = RunFacts(id="bench", principal=str(_principal().pk))
+    roles = ("standard", "senior", "admin")
     agent = AgentGates(enabled=True, overrides={})
     calls = [
         CallFacts(
@@ -690,7 +722,9 @@ def policy_at_scale(quick: bool) -> dict:
         timings = []
         for call in calls:
             started = time.perf_counter()
-            decide_gate(call=call, agent=agent, rules=rules)
+            decision = decide_gate(call=call, agent=agent, rules=rules)
+            if decision.gate == Gate.ASK:
+                next((g for g in grants if g.covers(call, run, decision, roles=roles, four_eyes=False)), None)
             timings.append((time.perf_counter() - started) * 1000)
         per_call.append(percentile(timings, 0.5))
     return {"gate_p50_ms": summary(per_call, digits=4)} | approval_cycle_services(quick)

@@ -7,7 +7,10 @@ decides. Bounded: the latest ``LIMIT`` gated calls in the window, read in one qu
 number of queries more (rules, admins' overrides), however many calls there are.
 
 Calls are judged in the order they were made, so that a rule with ``after`` sees what ran
-before each call in its run (and in its conversation's earlier turns), among the calls judged.
+before each call in its run (and in its conversation's earlier turns), among the calls judged,
+and a rule's budget is used as those calls would have used it (a call the draft would have run
+is charged; one it would have asked about is not, since nobody knows what a reviewer would
+have said).
 
 What it cannot know is said, not guessed: a call whose tool or agent is no longer in the packs
 is counted as not judged; an ask-once gate counts the tool as approved earlier in the
@@ -22,10 +25,10 @@ from typing import Any
 from approvals.rules import rules_of_tenant
 from kindgi.conditions import parse_condition
 from kindgi.gates import RuleGate
-from runs.engine.budgets import Budget
+from runs.engine.budgets import Budget, BudgetUse, Charge, fits
 from runs.engine.entries import EntryKind
 from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
-from runs.engine.policy import PolicyContext, ProposedCall, gate_of
+from runs.engine.policy import PolicyContext, ProposedCall, charged, gate_of
 from runs.engine.sequences import NOTHING_SEEN, After, CallsSeen, calls_seen
 from runs.engine.state import CallResult, RunFacts, RunState
 from runs.models import AGENT_TURN_FLOW_ID, JournalKind
@@ -166,6 +169,7 @@ class _History:
     def __init__(self, tools: dict):
         self.tools = tools  # every tool the calls name, by id (None: no longer to be found)
         self.by_run: dict[Any, list[CallResult]] = {}
+        self.budgets = _ReplayedBudgets()
         self.by_conversation: dict[tuple, dict[Any, list[CallResult]]] = {}
 
     def saw(self, entry) -> None:
@@ -190,6 +194,52 @@ class _History:
         turns = self.by_conversation.get(_conversation_of(run), {})
         others = [done for run_id, calls in turns.items() if run_id != run.pk for done in calls]
         return calls_seen(others, self.tools.get)
+
+
+class _ReplayedBudgets:
+    """The rules' budgets as the judged calls would have used them, in memory, in order
+    (``runs.engine.budgets.BudgetLedger``): each charge at the time its call was made."""
+
+    def __init__(self):
+        self.charges: dict[tuple[int, str], list[tuple[datetime, float, str]]] = {}
+        self.now: datetime | None = None
+        self.run_id = None
+
+    def at(self, now: datetime, run_id) -> "_ReplayedBudgets":
+        self.now, self.run_id = now, run_id
+        return self
+
+    def use(self, charge: Charge) -> BudgetUse:
+        window = charge.budget.window_seconds
+        since = self.now - timedelta(seconds=window) if window is not None else None
+        mine = self._call(charge)
+        counted = [
+            amount
+            for at, amount, call in self.charges.get((charge.rule_id, charge.key), ())
+            if call != mine and (since is None or at > since)
+        ]
+        total = sum(counted)
+        return BudgetUse(
+            calls=len(counted),
+            total=total,
+            fits=fits(charge.budget, calls=len(counted), total=total, amount=charge.amount),
+        )
+
+    def charge(self, charge: Charge, *, even_over: bool = False) -> BudgetUse:
+        use = self.use(charge)
+        if use.fits or even_over:
+            self.charges.setdefault((charge.rule_id, charge.key), []).append(
+                (self.now, charge.amount, self._call(charge))
+            )
+        return use
+
+    def release(self, charge: Charge) -> None:
+        mine = self._call(charge)
+        kept = [row for row in self.charges.get((charge.rule_id, charge.key), ()) if row[2] != mine]
+        self.charges[charge.rule_id, charge.key] = kept
+
+    def _call(self, charge: Charge) -> str:
+        return f"{self.run_id}:{charge.call_id}"
 
 
 def _conversation_of(run) -> tuple:
@@ -221,16 +271,23 @@ def _judge(
         judged.reason = "its tool or agent is no longer in the packs"
         return judged
     ctx = PolicyContext(
-        run=RunFacts(id=str(run.pk)),
+        run=RunFacts(
+            id=str(run.pk),
+            principal=str(run.principal_id) if run.principal_id else None,
+            conversation_id=str(run.conversation_id or ""),
+        ),
         tools={},
         run_tools=history.tools,
         agent_id=judged.agent_id,
         agent_gates=agent,
         rules=rules,
         earlier_turns=history.earlier_turns(run),
+        budgets=history.budgets.at(entry.created_at, run.pk),
     )
     approved = {tool_id} if APPROVED_EARLIER in recorded.get("reason", "") else set()
-    call = ProposedCall(call_id=payload.get("callId", ""), tool_id=tool_id, arguments=arguments)
+    call = ProposedCall(call_id=payload.get("callId", ""), tool_id=tool_id, arguments=arguments, tool=tool)
     decision: GateDecision = gate_of(call, tool, ctx, approved, history.state_of(run.pk))
+    if decision.gate != Gate.REFUSE:
+        decision = charged(call, decision, ctx)[1]
     judged.would, judged.reason = OUTCOMES[decision.gate.value], decision.reason
     return judged

@@ -374,8 +374,8 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
     if resolution is not None:
         if resolution.get("decision") == APPROVE:
             # A person approved it: it counts, over its budget or not.
-            charged = _charged(gated, decision, ctx, even_over=True)[0]
-            return Pass(replace(charged, approval=resolution))
+            counted = charged(gated, decision, ctx, even_over=True)[0]
+            return Pass(replace(counted, approval=resolution))
         rationale = resolution.get("rationale", "")
         reviewer = resolution.get("reviewer") or "nobody (it expired)"
         return Refused(
@@ -384,7 +384,7 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
             result={"status": "rejected", "rationale": rationale},
             failure=f'tool-rejected: tool "{call.tool_id}" was rejected by {reviewer}: {rationale}',
         )
-    gated, decision = _charged(gated, decision, ctx)
+    gated, decision = charged(gated, decision, ctx)
     gated = replace(gated, gate=decision)
     if decision.gate == Gate.REFUSE:
         failure = f'tool-denied: tool "{call.tool_id}" is over the budget of rule "{decision.rule_name}"'
@@ -404,7 +404,7 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
     return Pass(gated)
 
 
-def _charged(
+def charged(
     call: ProposedCall, decision: GateDecision, ctx: PolicyContext, *, even_over: bool = False
 ) -> tuple[ProposedCall, GateDecision]:
     """The call and its gate once the matching rule's budget has had its say: a call that runs
@@ -472,8 +472,8 @@ def _granted(
                 reason=f"granted by {grant.granter_name} (grant {grant.id}), in place of: {decision.reason}",
                 grant_id=grant.id,
             )
-            charged = _charged(call, decision, ctx, even_over=True)[0]
-            return replace(charged, gate=granted)
+            counted = charged(call, decision, ctx, even_over=True)[0]
+            return replace(counted, gate=granted)
     return None
 
 

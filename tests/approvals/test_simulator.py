@@ -124,3 +124,20 @@ def test_a_draft_with_after_sees_what_ran_before_each_call_in_its_run():
     [change] = simulation.changes
     assert change.run_id == fetched.pk
     assert change.reason == 'rule "after outside data" (always_ask, after outside data was read in this run)'
+
+
+def test_a_draft_with_a_budget_is_judged_with_the_budget_used_as_the_calls_would_have_used_it():
+    from tests.pack_fixtures.probes import SCRIPT
+    from tests.runs.helpers import answer, calls, start
+
+    SCRIPT.replies = [
+        calls(*[(f"p{n}", "probe.pay", {"amountCents": 60_000, "to": "bob"}) for n in range(3)]),
+        answer("paid"),
+    ]
+    start("probe.spender", "pay bob three times")
+    budget = {"scope": "run", "sumOf": "/amountCents", "maxSum": 100_000}
+    simulation = tried(rule(name="payments", tool_pattern="probe.pay", gate="never_ask", budget=budget))
+    assert simulation.matrix == {("ran", "ran"): 1, ("ran", "asked"): 2}
+    assert {change.reason for change in simulation.changes} == {
+        'rule "payments" (never_ask); over budget: 60,000 of 100,000 used in this run; this call 60,000'
+    }

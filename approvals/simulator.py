@@ -18,19 +18,24 @@ conversation when the call's recorded gate said so.
 """
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from approvals.roles import reviewer_roles
 from approvals.rules import rules_of_tenant
+from core.conf import setting
 from kindgi.conditions import parse_condition
 from kindgi.gates import RuleGate
 from runs.engine.budgets import Budget, BudgetUse, Charge, fits
 from runs.engine.entries import EntryKind
 from runs.engine.gates import CompiledRules, Gate, GateDecision, Rule
-from runs.engine.policy import PolicyContext, ProposedCall, charged, gate_of
+from runs.engine.grants import Grant
+from runs.engine.policy import PolicyContext, ProposedCall, charged, gate_facts, gate_of
 from runs.engine.sequences import NOTHING_SEEN, After, CallsSeen, calls_seen
 from runs.engine.state import CallResult, RunFacts, RunState
+from runs.grants import grants_for_tenant
 from runs.models import AGENT_TURN_FLOW_ID, JournalKind
 from runs.policy_context import agent_gates
 from runs.selectors import gated_calls_of_tenant
@@ -56,6 +61,8 @@ class JudgedCall:
     happened: str  # ran | asked | denied
     would: str  # ran | asked | denied | "" (could not be judged)
     reason: str  # why, as the simulated gate says
+    # A call it would ask about that a standing grant in force now covers: that grant's id.
+    granted_by: int | None = None
 
     @property
     def changed(self) -> bool:
@@ -75,6 +82,8 @@ class Simulation:
     matrix: dict[tuple[str, str], int] = field(default_factory=dict)  # (happened, would) → count
     changes: list[JudgedCall] = field(default_factory=list)
     changed: int = 0
+    # Of the calls it would ask about, those a standing grant in force now covers.
+    granted: int = 0
 
     def count(self, happened: str, would: str) -> int:
         return self.matrix.get((happened, would), 0)
@@ -142,13 +151,15 @@ def simulate(tenant, draft: Rule | None, *, replacing: int | None, days: int, no
             agent_gates(agent, tenant.pk, overrides[(key, version)]) if agent else None
         )
     simulation = Simulation(days=days, judged=0, not_judged=0, capped=capped)
+    grants = grants_for_tenant(tenant.pk)
     matrix: Counter = Counter()
     named = {(entry.payload or {}).get("toolId", "") for entry in entries}
     history = _History({tool_id: registry.tool(tool_id) or mcp_tools.get(tool_id) for tool_id in named})
     changes = []
     for entry in reversed(entries):  # oldest first: what ran before each call is judged before it
-        judged = _judge(entry, rules, registry, gates_of_agent, mcp_tools, history)
+        judged = _judge(entry, rules, registry, gates_of_agent, mcp_tools, history, grants)
         history.saw(entry)
+        simulation.granted += judged.granted_by is not None
         if not judged.would:
             simulation.not_judged += 1
             continue
@@ -247,7 +258,13 @@ def _conversation_of(run) -> tuple:
 
 
 def _judge(
-    entry, rules: list[Rule], registry, gates_of_agent: dict, mcp_tools: dict, history: _History
+    entry,
+    rules: list[Rule],
+    registry,
+    gates_of_agent: dict,
+    mcp_tools: dict,
+    history: _History,
+    grants: Sequence[Grant] = (),
 ) -> JudgedCall:
     payload, run = entry.payload or {}, entry.run
     recorded = payload.get("gate") or {}
@@ -286,8 +303,16 @@ def _judge(
     )
     approved = {tool_id} if APPROVED_EARLIER in recorded.get("reason", "") else set()
     call = ProposedCall(call_id=payload.get("callId", ""), tool_id=tool_id, arguments=arguments, tool=tool)
-    decision: GateDecision = gate_of(call, tool, ctx, approved, history.state_of(run.pk))
+    state = history.state_of(run.pk)
+    decision: GateDecision = gate_of(call, tool, ctx, approved, state)
     if decision.gate != Gate.REFUSE:
         decision = charged(call, decision, ctx)[1]
+    if decision.gate == Gate.ASK and grants:
+        facts = gate_facts(call, tool, ctx, state)
+        roles, four_eyes = reviewer_roles(), setting("KINDGI_FOUR_EYES")
+        judged.granted_by = next(
+            (g.id for g in grants if g.covers(facts, ctx.run, decision, roles=roles, four_eyes=four_eyes)),
+            None,
+        )
     judged.would, judged.reason = OUTCOMES[decision.gate.value], decision.reason
     return judged

@@ -141,3 +141,27 @@ def test_a_draft_with_a_budget_is_judged_with_the_budget_used_as_the_calls_would
     assert {change.reason for change in simulation.changes} == {
         'rule "payments" (never_ask); over budget: 60,000 of 100,000 used in this run; this call 60,000'
     }
+
+
+def test_the_simulator_says_which_asks_a_standing_grant_now_covers():
+    from approvals.actions.grants import check_create_grant
+    from tests.factories import reviewer
+
+    status("Up again", "approve")
+    status("Down again", "approve")
+    assert tried(rule(name="posts", tool_pattern="acme-ops.post-update")).granted == 0
+    check_create_grant(
+        tenant=default_tenant(),
+        acting_user=reviewer("gia", role="admin"),
+        fields={
+            "toolPattern": "acme-ops.post-update",
+            "scope": "principal",
+            "principal": principal(default_tenant()).username,
+            "maxCalls": 5,
+            "forSeconds": 600,
+        },
+        surface="api",
+    )
+    simulation = tried(rule(name="posts", tool_pattern="acme-ops.post-update"))
+    assert simulation.granted == 2
+    assert simulation.matrix == {("asked", "asked"): 2}

@@ -137,8 +137,8 @@ def test_the_simulator_keeps_its_queries_as_recorded_calls_grow(client, calls, d
 
 
 # Signing in (session, user, membership, is a reviewer, tenant); the rules listed; the rules for the
-# engine; the recorded calls; the admins' overrides of the agents among them.
-QUERIES = 9
+# engine; the recorded calls; the admins' overrides of the agents among them; the standing grants.
+QUERIES = 10
 
 
 def test_a_rule_that_applies_only_after_something_ran_is_drafted_saved_and_shown_in_words(client):

@@ -3,6 +3,8 @@ checked against the grant as it stands (revoked, expired, its granter's role, it
 and written in one transaction under the grant row's lock, so that concurrent calls cannot
 together pass its limits."""
 
+from collections.abc import Collection
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -70,3 +72,22 @@ class Grants:
             # An update, not a save: a use is no change of the tenant's configuration.
             Grant.objects.filter(pk=row.pk).update(uses=F("uses") + 1, used_sum=F("used_sum") + amount)
             return True
+
+    def release(self, grant_id: int, *, run_id: str, call_id: str) -> None:
+        with transaction.atomic():
+            row = Grant.objects.select_for_update(of=("self",)).filter(pk=grant_id).first()
+            if row is None:
+                return
+            use = GrantUse.objects.filter(grant=row, run_id=run_id, call_id=call_id).first()
+            if use is None:
+                return
+            use.delete()
+            Grant.objects.filter(pk=row.pk).update(uses=F("uses") - 1, used_sum=F("used_sum") - use.amount)
+
+    def release_uncalled(self, run_id, called: Collection[str]) -> None:
+        for grant_id, call_id in (
+            GrantUse.objects.filter(run_id=run_id)
+            .exclude(call_id__in=called)
+            .values_list("grant_id", "call_id")
+        ):
+            self.release(grant_id, run_id=run_id, call_id=call_id)

@@ -24,6 +24,8 @@ _OPERATORS = {
     ">": operator.gt,
     "<": operator.lt,
 }
+# An array index as RFC 6901 writes it; str.isdigit() also takes "²", which int() refuses.
+_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 _SYNTAX = re.compile(r"^\s*(?P<pointer>/\S*)\s*(?P<op>==|!=|>=|<=|>|<)\s*(?P<value>[^<>=!\s].*?)\s*$")
 _MISSING = object()
 
@@ -62,7 +64,7 @@ def _resolve(value: Any, pointer: tuple[str, ...]) -> Any:
     for segment in pointer:
         if isinstance(value, Mapping) and segment in value:
             value = value[segment]
-        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+        elif isinstance(value, list) and _INDEX.fullmatch(segment) and int(segment) < len(value):
             value = value[int(segment)]
         else:
             return _MISSING

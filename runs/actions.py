@@ -17,6 +17,7 @@ from core.secrets import provider_secrets, scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
 from runs import dispatch, waitpoints
+from runs.budgets import release_uncalled
 from runs.connection_sources import app_names
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.inputs import validate_run_input
@@ -333,6 +334,7 @@ def _cancel(run: Run, *, reason: str, acting_user) -> None:
     run.claim_token, run.claim_expires_at = "", None
     run.save()
     waitpoints.on_cancel(run)
+    release_uncalled(run.pk)
     for child in Run.objects.select_for_update().filter(parent=run).exclude(status__in=FINISHED_STATUSES):
         _cancel(child, reason="its parent run was cancelled", acting_user=acting_user)
 

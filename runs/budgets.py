@@ -17,7 +17,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from runs.engine.budgets import BudgetUse, Charge, fits
-from runs.models import BudgetCharge, Run
+from runs.engine.entries import EntryKind
+from runs.grants import release_uncalled_uses
+from runs.models import BudgetCharge, JournalEntry, Run
 
 # A budget without a window counts every charge of its scope.
 EVER = datetime(2000, 1, 1, tzinfo=UTC)
@@ -119,3 +121,20 @@ class RunBudgets:
         key = int.from_bytes(hashlib.blake2b(scope, digest_size=8).digest(), "big", signed=True)
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def release_uncalled(run_id) -> None:
+    """Give back what a finished run's calls that never ran still hold: their budgets' charges
+    and their grants' uses. A call can pass its gate and never run: its run was cancelled while
+    it waited for a connection, or a crash came before its intent and the model, asked again,
+    named its calls anew. A call whose intent was journaled keeps its charge: it ran, or may
+    have. Precondition: the run has finished (no execution charges it any more)."""
+    called = {
+        str(call_id)
+        for call_id in JournalEntry.objects.filter(run_id=run_id, kind=EntryKind.TOOL_CALLED).values_list(
+            "payload__callId", flat=True
+        )
+    }
+    with transaction.atomic():
+        BudgetCharge.objects.filter(run_id=run_id).exclude(call_id__in=called).delete()
+        release_uncalled_uses(run_id, called)

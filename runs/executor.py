@@ -16,8 +16,8 @@ from django.db import InterfaceError, OperationalError, connections
 from core.logcontext import about_run
 from kindgi import AgentDefinition
 from runs import dispatch, journal
-from runs.budgets import RunBudgets
-from runs.engine.entries import Entry
+from runs.budgets import RunBudgets, release_uncalled
+from runs.engine.entries import Entry, EntryKind
 from runs.engine.flow import FlowRun
 from runs.engine.outcomes import Failed, Outcome
 from runs.engine.recorder import ChildRun
@@ -79,11 +79,14 @@ def _engine_for(run: Run, recorder: JournalRecorder, claim: journal.Claim) -> Ag
     target = target_of(run, registry)
     if target is None:
         return None
-    state = RunState.fold(run_journal(run) if claim.journal is None else claim.journal)
+    journal_read = run_journal(run) if claim.journal is None else claim.journal
+    state = RunState.fold(journal_read)
     if claim.context is None:
         ctx = policy_context(run, target, registry=registry)
     else:
         ctx = with_connections(claim.context, run, target, registry=registry)
+    if claim.journal is None and _holds_memory(ctx) and _taken_over(journal_read):
+        release_uncalled(run.pk)  # what the execution that died charged and never called
     # An execution's calls are charged to budgets, and use grants.
     ctx = replace(ctx, budgets=recorder.budgets, grant_keeper=grant_keeper())
     if run.is_agent_turn:
@@ -118,6 +121,7 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
         else f"flow {run.flow_key}@{run.flow_version}"
     )
     logger.info("run %s: executing %s", run_id, target)
+    engine = None
     try:
         engine = _engine_for(run, JournalRecorder(run.pk, token, RunBudgets(run)), claim)
         if engine is None:
@@ -156,5 +160,20 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
             )
         except LostClaimError:
             return None
+        if engine is not None and _holds_memory(engine.ctx):
+            release_uncalled(run_id)  # it may have failed between a charge and its call
     logger.info("run %s: %s", run_id, finished.status)
     return finished
+
+
+def _taken_over(entries: Sequence) -> bool:
+    """Whether this execution goes on where another stopped mid-way (it died, or lost its
+    database), rather than from the run's start or a resolved wait: only then may charges of
+    calls it never made be left behind."""
+    return bool(entries) and entries[-1].kind != EntryKind.WAIT_RESUMED
+
+
+def _holds_memory(ctx) -> bool:
+    """Whether the run's calls may have charged a budget or used a grant: only then has its end
+    anything to give back (and a run of a tenant without either pays no statement for it)."""
+    return bool(ctx.grants) or any(rule.budget is not None for rule in ctx.rules)

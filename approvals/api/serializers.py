@@ -12,7 +12,9 @@ from approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, D
 from approvals.roles import reviewer_roles
 from approvals.rules import MAX_REQUIRED_APPROVALS, RULE_FIELDS, rule_errors
 from core.api.fields import (
+    AwareDateTimeField,
     BoundedIntegerField,
+    BoundedNumberField,
     JsonObjectField,
     StrictBooleanField,
     StrictCharField,
@@ -177,10 +179,10 @@ class AllowSerializer(StrictSerializer):
     principal) run without asking, as long and as often as this says."""
 
     forSeconds = BoundedIntegerField(required=False, min_value=1, max_value=SECONDS_MAX)
-    expiresAt = serializers.DateTimeField(required=False)
+    expiresAt = AwareDateTimeField(required=False)
     maxCalls = BoundedIntegerField(required=False, min_value=1, max_value=1_000_000_000)
     sumOf = StrictCharField(required=False, max_length=200)
-    maxSum = serializers.FloatField(required=False, min_value=0.000001, max_value=1e14)
+    maxSum = BoundedNumberField(required=False, above=0, most=1e14)
     condition = StrictCharField(required=False, allow_blank=True, max_length=500)
 
 
@@ -573,6 +575,6 @@ class CreateGrantSerializer(StrictSerializer):
     )
     maxCalls = BoundedIntegerField(required=False, min_value=1, max_value=1_000_000_000)
     sumOf = StrictCharField(required=False, max_length=200)
-    maxSum = serializers.FloatField(required=False, min_value=0.000001, max_value=1e14)
+    maxSum = BoundedNumberField(required=False, above=0, most=1e14)
     forSeconds = BoundedIntegerField(required=False, min_value=1, max_value=SECONDS_MAX)
-    expiresAt = serializers.DateTimeField(required=False)
+    expiresAt = AwareDateTimeField(required=False)

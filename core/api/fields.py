@@ -2,8 +2,11 @@
 what is accepted: nothing more (an unknown field is refused, never dropped) and nothing looser."""
 
 import difflib
+import math
 from collections.abc import Mapping
+from datetime import UTC
 
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -88,6 +91,50 @@ class BoundedIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class BoundedNumberField(serializers.FloatField):
+    """A number a person types (an amount, a most), above ``above`` and at most ``most``: a JSON
+    number, whole or not; not text ("12", "1e3"), not true or false, not NaN or infinite."""
+
+    def __init__(self, *, above: float, most: float, **kwargs):
+        self.above = above
+        self.message = f"must be a number above {above:,} and at most {most:,}"
+        messages = dict.fromkeys(("invalid", "max_value", "max_string_length"), self.message)
+        super().__init__(max_value=most, error_messages=messages, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
+            self.fail("invalid")
+        if data <= self.above:
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date and time that says its time zone (``2026-12-05T10:00:00Z``), kept in
+    UTC. Without a zone, whose ten o'clock it is would be a guess."""
+
+    default_error_messages = {
+        "invalid": "must be a date and time in ISO 8601, with its time zone, e.g. 2026-12-05T10:00:00Z",
+        "naive": "must say its time zone, e.g. 2026-12-05T10:00:00Z or 2026-12-05T11:00:00+01:00",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            moment = parse_datetime(data)
+        except ValueError:
+            moment = None
+        if moment is None:
+            self.fail("invalid")
+        if moment.tzinfo is None:
+            self.fail("naive")
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:
+            self.fail("invalid")
 
 
 def column_length(model, field: str) -> int:

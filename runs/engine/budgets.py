@@ -13,6 +13,7 @@ counting if the policy then refuses it; a call a person approves counts even ove
 The kernel decides; the driver's ``BudgetLedger`` remembers.
 """
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -156,12 +157,21 @@ class BudgetLedger(Protocol):
 
 def amount_of(budget: Budget, arguments: Any) -> float | None:
     """What a call adds to the budget's sum: the number at ``sumOf`` in its arguments (0 for a
-    budget that counts calls only); None when there is no number there (it cannot be measured,
-    so it is over budget: fail closed)."""
+    budget that counts calls only); None when it cannot be measured (it is then over budget:
+    fail closed)."""
     if not budget.sum_of:
         return 0
-    value = value_at(arguments if isinstance(arguments, Mapping) else {}, budget.sum_of)
+    return measured(arguments, budget.sum_of)
+
+
+def measured(arguments: Any, pointer: str) -> float | None:
+    """The amount at ``pointer`` in a call's arguments: a finite number of zero or more, else
+    None. A negative amount would hand back what other calls used (a "refund" of -1,000,000
+    would make room for a million more), so it is no amount."""
+    value = value_at(arguments if isinstance(arguments, Mapping) else {}, pointer)
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value < 0:
         return None
     return value
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from kindgi.conditions import Condition, value_at
+from kindgi.conditions import Condition
+from runs.engine.budgets import measured
 from runs.engine.gates import CallFacts, Gate, GateDecision, role_rank
 from runs.engine.state import RunFacts
 
@@ -72,12 +73,8 @@ class Grant:
         return self.condition is None or self.condition.holds(call.arguments or {})
 
     def amount(self, call: CallFacts) -> float | None:
-        if not self.sum_of:
-            return 0
-        value = value_at(call.arguments or {}, self.sum_of)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return None
-        return value
+        """What the call adds to the grant's sum (None: not measurable, so not covered)."""
+        return measured(call.arguments or {}, self.sum_of) if self.sum_of else 0
 
 
 class GrantKeeper(Protocol):
@@ -87,3 +84,7 @@ class GrantKeeper(Protocol):
         """Count one use of ``grant`` by the call, if the grant still holds (not revoked, not
         expired, its granter still a reviewer of ``needed_role`` or higher, its calls and sum not
         used up), atomically with those checks. A call already counted is counted once."""
+
+    def release(self, grant_id: int, *, run_id: str, call_id: str) -> None:
+        """The call a grant let run will not run after all (a guardrail refused it, the run
+        ended before it): its use is given back. Nothing happens for a use never counted."""

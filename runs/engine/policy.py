@@ -196,11 +196,20 @@ def prepare(
     for step in STEPS if steps is None else steps:
         verdict = step(call, state, ctx)
         if not isinstance(verdict, Pass):
-            if call.charge is not None and ctx.budgets is not None and isinstance(verdict, Refused | Stop):
-                ctx.budgets.release(call.charge)  # it will not run: it stops counting
+            if isinstance(verdict, Refused | Stop):
+                _give_back(verdict.call if isinstance(verdict, Refused) else call, ctx)
             return verdict
         call = verdict.call
     return Ready(call)
+
+
+def _give_back(call: ProposedCall, ctx: PolicyContext) -> None:
+    """A call that passed its gate will not run after all: it stops counting against its rule's
+    budget, and gives back the use of the grant that let it run."""
+    if call.charge is not None and ctx.budgets is not None:
+        ctx.budgets.release(call.charge)
+    if call.gate is not None and call.gate.grant_id is not None and ctx.grant_keeper is not None:
+        ctx.grant_keeper.release(call.gate.grant_id, run_id=ctx.run.id, call_id=call.call_id)
 
 
 def gate_facts(call: ProposedCall, tool: ToolDefinition, ctx: PolicyContext, state: RunState) -> CallFacts:
@@ -385,12 +394,12 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
             failure=f'tool-rejected: tool "{call.tool_id}" was rejected by {reviewer}: {rationale}',
         )
     gated, decision = charged(gated, decision, ctx)
+    if decision.gate == Gate.ASK:
+        gated, decision = _granted(gated, decision, state, ctx)
     gated = replace(gated, gate=decision)
     if decision.gate == Gate.REFUSE:
         failure = f'tool-denied: tool "{call.tool_id}" is over the budget of rule "{decision.rule_name}"'
         return _not_allowed(gated, decision.reason, f"{failure}: {decision.rule_reason}")
-    if decision.gate == Gate.ASK and (granted := _granted(gated, decision, state, ctx)) is not None:
-        return Pass(granted)
     if decision.gate == Gate.ASK:
         tool = call.tool
         waitpoint = approval_waitpoint(
@@ -433,7 +442,9 @@ def charged(
         ctx.budgets.charge(charge, even_over=True)
         return replace(call, charge=charge), decision
     if amount is None:
-        return call, over_budget(decision, rule, f"{budget.sum_of} is not a number in its arguments")
+        return call, over_budget(
+            decision, rule, f"{budget.sum_of} is not a number of zero or more in its arguments"
+        )
     if decision.gate == Gate.RUN:
         use = ctx.budgets.charge(charge)
         if use.fits:
@@ -447,17 +458,29 @@ def charged(
 
 def _granted(
     call: ProposedCall, decision: GateDecision, state: RunState, ctx: PolicyContext
-) -> ProposedCall | None:
-    """The call, let run by the first of the tenant's standing grants that covers it and whose use
-    its keeper counts; None when none does. A granted call counts against its rule's budget as an
-    approved one does."""
+) -> tuple[ProposedCall, GateDecision]:
+    """The call and its gate once the tenant's standing grants have had their say: let run by the
+    first grant that covers it and whose use its keeper counts, or still asking as it did.
+
+    A grant stands in for a person's yes, never for a budget: a covered call is charged to its
+    rule's budget as a call that runs is, checked under the budget's lock, and one that would go
+    over takes the budget's ``overBudget`` gate (asking a person, or refused) without using the
+    grant. So concurrent granted calls cannot together pass a budget."""
     if not ctx.grants or ctx.grant_keeper is None:
-        return None
+        return call, decision
     facts = gate_facts(call, call.tool, ctx, state)
+    covering = [
+        grant
+        for grant in ctx.grants
+        if grant.covers(facts, ctx.run, decision, roles=ctx.reviewer_roles, four_eyes=ctx.four_eyes)
+    ]
+    if not covering:
+        return call, decision
+    counted, checked = charged(call, replace(decision, gate=Gate.RUN), ctx)
+    if checked.gate != Gate.RUN:
+        return call, checked
     needed = decision.required_role or (ctx.reviewer_roles[0] if ctx.reviewer_roles else "")
-    for grant in ctx.grants:
-        if not grant.covers(facts, ctx.run, decision, roles=ctx.reviewer_roles, four_eyes=ctx.four_eyes):
-            continue
+    for grant in covering:
         used = ctx.grant_keeper.use(
             grant,
             run_id=ctx.run.id,
@@ -467,14 +490,14 @@ def _granted(
         )
         if used:
             granted = replace(
-                decision,
-                gate=Gate.RUN,
+                checked,
                 reason=f"granted by {grant.granter_name} (grant {grant.id}), in place of: {decision.reason}",
                 grant_id=grant.id,
             )
-            counted = charged(call, decision, ctx, even_over=True)[0]
-            return replace(counted, gate=granted)
-    return None
+            return counted, granted
+    if counted.charge is not None and ctx.budgets is not None:
+        ctx.budgets.release(counted.charge)  # no grant let it run after all: it asks, uncharged
+    return call, decision
 
 
 def over_budget(decision: GateDecision, rule: Rule, use: str) -> GateDecision:

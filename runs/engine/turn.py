@@ -229,7 +229,10 @@ class AgentTurn:
         used_ids = set(views.call_ids) | set(self.state.results)
         calls = []
         for call in reply.tool_calls:
-            call_id = call.id if call.id not in used_ids else f"{call.id}-{step}"
+            call_id, repeat = call.id, 0
+            while call_id in used_ids:  # a model may repeat an id, even within one batch
+                repeat += 1
+                call_id = f"{call.id}-{step}" if repeat == 1 else f"{call.id}-{step}-{repeat}"
             used_ids.add(call_id)
             calls.append({"id": call_id, "toolId": call.tool_id, "arguments": without_nul(call.arguments)})
         text = without_nul(reply.text)  # what a model says must be storable, whatever it says

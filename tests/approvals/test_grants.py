@@ -2,7 +2,10 @@
 number; the gate step lets covered calls run, within the grant's limits and the granter's own
 rights, and counts each use."""
 
+import threading
+
 import pytest
+from django.db import connections
 from django.test import override_settings
 from rest_framework.test import APIClient
 
@@ -11,7 +14,8 @@ from approvals.actions.rules import check_save_rule
 from approvals.exceptions import ApprovalInputError
 from approvals.models import Approval, Grant, GrantUse
 from audit.models import AuditEntry
-from runs.models import RunStatus
+from runs.actions import check_start_run
+from runs.models import BudgetCharge, RunStatus
 from tenants.tokens import do_create_token
 from tests.factories import default_tenant, member, principal, reviewer
 from tests.pack_fixtures.probes import LEDGER, SCRIPT
@@ -171,3 +175,98 @@ def test_grants_through_the_api_strict_and_each_sees_their_own():
     other = api(nobody).post(f"/api/v1/grants/{created.json()['id']}/revoke")
     assert other.status_code == 404
     assert api(tia).post(f"/api/v1/grants/{created.json()['id']}/revoke").json()["status"] == "revoked"
+
+
+def spend(amount: int, to: str = "bob"):
+    SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": amount, "to": to})), answer("paid")]
+    return start("probe.spender", f"pay {to}")
+
+
+def test_a_grant_does_not_stretch_a_budget_a_call_over_it_asks_a_person():
+    _rule(gate="always_ask", budget={"scope": "tenant", "sumOf": "/amountCents", "maxSum": 1000})
+    given = grant(reviewer("rita", role="admin"))
+    assert spend(600).status == RunStatus.COMPLETED  # within the budget: the grant lets it run
+    over = spend(600)
+    assert over.status == RunStatus.SUSPENDED
+    assert "over budget: 600 of 1,000 used in this tenant; this call 600" in over.waitpoint["gate"]["reason"]
+    given.refresh_from_db()
+    assert (given.uses, BudgetCharge.objects.count(), LEDGER.payments) == (1, 1, [(600, "bob")])
+
+
+def test_concurrent_granted_calls_keep_a_budget_that_denies():
+    _rule(
+        gate="always_ask",
+        budget={"scope": "tenant", "sumOf": "/amountCents", "maxSum": 5_000, "overBudget": "deny"},
+    )
+    grant(reviewer("rita", role="admin"), maxCalls=10)
+    tenant, owner = default_tenant(), principal()
+    together = threading.Barrier(3)
+
+    def pay_once():
+        try:
+            together.wait()
+            check_start_run(
+                tenant=tenant,
+                principal=owner,
+                flow_id="probe.pay-flow",
+                input={"amountCents": 2_000, "to": "bob"},
+            )
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=pay_once) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(LEDGER.payments) == [(2_000, "bob"), (2_000, "bob")]
+    assert BudgetCharge.objects.count() == 2
+    assert (Grant.objects.get().uses, GrantUse.objects.count()) == (2, 2)
+
+
+def test_a_granted_call_the_guardrails_then_refuse_gives_its_use_back():
+    _rule(gate="always_ask")
+    given = grant(reviewer("rita", role="admin"), maxCalls=1)
+    refused = spend(600, to="mallory")
+    assert refused.journal.get(kind="tool.refused").payload["reason"].startswith("refused by guardrail")
+    given.refresh_from_db()
+    assert (given.uses, given.used_sum, GrantUse.objects.count()) == (0, 0, 0)
+    assert spend(600).status == RunStatus.COMPLETED  # its one call is still there to use
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("maxSum", "12", "must be a number"),
+        ("maxSum", True, "must be a number"),
+        ("maxSum", "1e3", "must be a number"),
+        ("maxSum", 0, "must be a number above 0"),
+        ("expiresAt", "2030-01-01T10:00:00", "must say its time zone"),
+        ("expiresAt", 1893492000, "must be a date and time"),
+    ],
+)
+def test_a_grants_numbers_and_times_are_taken_only_as_json_writes_them(field, value, says):
+    rita = reviewer("rita", role="admin")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {do_create_token(user=rita)[1]}")
+    principal()
+    body = {"toolPattern": "probe.pay", "scope": "principal", "principal": "pat", "sumOf": "/amountCents"}
+    body |= {"maxSum": 1000, "forSeconds": 600} | {field: value}
+    if field == "expiresAt":
+        body.pop("forSeconds")
+    refused = client.post("/api/v1/grants", body, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert says in refused.json()["error"]["message"], refused.json()
+    assert not Grant.objects.exists()
+
+    run = pay_once()
+    approval = Approval.objects.get(run=run)
+    allow = {"sumOf": "/amountCents", "maxSum": 1000, "forSeconds": 600} | {field: value}
+    if field == "expiresAt":
+        allow.pop("forSeconds")
+    body = {"decision": "approve", "allow": allow}
+    refused = client.post(f"/api/v1/approvals/{approval.pk}/complete", body, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert says in refused.json()["error"]["message"], refused.json()
+    approval.refresh_from_db()
+    assert (approval.status, Grant.objects.count()) == ("pending", 0)

@@ -7,9 +7,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from approvals.actions.rules import check_save_rule
 from connections.models import Connection
-from runs.actions import check_start_run
-from runs.models import Run, RunStatus
+from runs.actions import check_cancel_run, check_start_run
+from runs.models import BudgetCharge, Run, RunStatus
 from tenants.tokens import do_create_token
 from tests.connections.test_connecting import connect
 from tests.factories import default_tenant, member, principal
@@ -171,3 +172,25 @@ def test_a_decision_refreshes_no_token_and_a_refused_edit_loses_none(tracker, oa
     assert oauth_server.control()["stats"]["refreshed"] == refreshed + 1
     connection.refresh_from_db()
     assert connection.status == "active"
+
+
+def test_a_charged_call_waiting_for_a_connection_stops_counting_when_its_run_is_cancelled(tracker):
+    """The call passed its gate (and was charged to its budget), then waited for its owner to
+    connect the app; cancelled there, it never ran, so it gives its charge back."""
+    check_save_rule(
+        tenant=default_tenant(),
+        fields={
+            "name": "who asks",
+            "tool_pattern": "conn-probe.who-am-i",
+            "gate": "never_ask",
+            "budget": {"scope": "principal", "maxCalls": 1},
+        },
+        acting_user=None,
+        surface="system",
+    )
+    ada = member("ada")
+    run = ask_who(ada)
+    assert run.waitpoint["subjectKind"] == "connection:required"
+    assert BudgetCharge.objects.filter(run=run).count() == 1
+    check_cancel_run(run.pk, acting_user=ada)
+    assert not BudgetCharge.objects.exists()

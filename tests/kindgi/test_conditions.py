@@ -21,6 +21,10 @@ from kindgi.conditions import ConditionError, parse_condition
         ('/name > "m"', {"name": "zed"}, True),
         ("/flag > 0", {"flag": True}, False),
         ("/missing != 1", {}, False),
+        # Index segments are ASCII digits without leading zeros; anything else names nothing.
+        ("/lines/\u00b2 == 1", {"lines": [0, 0, 1]}, False),
+        ("/lines/01 == 1", {"lines": [0, 1]}, False),
+        ("/lines/" + "9" * 5000 + " == 1", {"lines": [1]}, False),
     ],
 )
 def test_conditions(text, arguments, holds):

@@ -439,6 +439,22 @@ class TestModels:
         run = start("probe.free")
         assert [call_id for call_id, _ in tool_results(run)] == ["c", "c-2"]
 
+    def test_ids_repeated_within_one_batch_are_made_unique_too(self):
+        """Every call is its own, even when a model names a batch's calls alike: budgets and
+        grants count calls by their ids."""
+        SCRIPT.replies = [
+            calls(("c", "probe.peek", {"label": "a", "pause_ms": 0})),
+            calls(
+                ("c", "probe.peek", {"label": "b", "pause_ms": 0}),
+                ("c", "probe.peek", {"label": "c", "pause_ms": 0}),
+                ("c-2", "probe.peek", {"label": "d", "pause_ms": 0}),
+            ),
+            answer(),
+        ]
+        run = start("probe.free")
+        ids = [call_id for call_id, _ in tool_results(run)]
+        assert len(ids) == len(set(ids)) == 4, ids
+
 
 class TestRedaction:
     def test_the_prompt_is_stored_and_sent_redacted(self, monkeypatch):

@@ -14,12 +14,14 @@ from approvals.actions.rules import check_save_rule
 from approvals.exceptions import ApprovalInputError
 from approvals.models import ApprovalRule
 from runs.actions import check_start_run
+from runs.executor import execute
 from runs.models import BudgetCharge, RunStatus
 from tests.api.conftest import client_for
 from tests.factories import default_tenant, principal, reviewer
 from tests.pack_fixtures.probes import LEDGER, SCRIPT
 from tests.runs.decide import decide
 from tests.runs.helpers import answer, calls, start
+from tests.runs.test_execution import stalled_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,6 +89,28 @@ def test_a_call_refused_after_it_was_charged_stops_counting():
     assert run.journal.get(kind="tool.refused").payload["callId"] == "p1"  # the guardrail's no
     assert LEDGER.payments == [(60_000, "bob")]
     assert list(BudgetCharge.objects.values_list("call_id", flat=True)) == ["p2"]
+
+
+def test_a_charge_whose_call_never_ran_is_given_back_when_its_run_is_recovered():
+    """A charge can outlive its call: the executor charged it, then died before it journaled
+    the call (and the model's reply that named it, which is written with the next step). The
+    execution that takes the run over gives such charges back; the calls it makes are gated
+    and charged afresh."""
+    rule = budget_rule({"scope": "agent", "maxCalls": 1})
+    run = stalled_run(
+        agent_key="probe.spender",
+        claim_expires_in=timedelta(seconds=-1),
+        journal=[("run.started", {"input": {"userMessage": "pay bob"}})],
+    )
+    BudgetCharge.objects.create(
+        tenant=run.tenant, rule_id=rule.pk, scope_key="agent:probe.spender", run=run, call_id="lost"
+    )
+    SCRIPT.replies = [pay("p1", 5), answer("paid")]
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED, run.waitpoint
+    assert LEDGER.payments == [(5, "bob")]
+    assert list(BudgetCharge.objects.values_list("call_id", flat=True)) == ["p1"]
 
 
 def test_a_budget_counting_calls_in_a_window_lets_calls_through_once_it_has_passed():

@@ -40,13 +40,20 @@ def test_delivering_start_and_resume_again_changes_nothing():
     assert len(STATUS_PAGE.posts) == 1  # the tool's side effect, counted once
 
 
-def stalled_run(*, status=RunStatus.RUNNING, claim_expires_in=timedelta(minutes=5), messages=(), journal=()):
+def stalled_run(
+    *,
+    status=RunStatus.RUNNING,
+    claim_expires_in=timedelta(minutes=5),
+    messages=(),
+    journal=(),
+    agent_key="probe.free",
+):
     """A run as an executor left it: claimed, with some of its steps journaled."""
     run = Run.objects.create(
         tenant=default_tenant(),
         flow_key="agent.turn",
         flow_version="1.1.0",
-        agent_key="probe.free",
+        agent_key=agent_key,
         agent_version="1.0.0",
         input={"userMessage": "go"},
         status=status,

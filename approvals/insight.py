@@ -23,7 +23,8 @@ BUCKETS: list[tuple[str, timedelta | None]] = [
 WINDOWS = {"7": 7, "30": 30, "90": 90}
 TOP = 15  # rows in the by-tool and by-agent tables
 OLDEST = 5
-DECIDED_BY_A_PERSON = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED)
+DECIDED_BY_A_PERSON = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.CHANGES_REQUESTED)
+OUTCOMES = ("total", "approved", "rejected", "changes_requested", "edited", "expired", "pending")
 
 
 @dataclass
@@ -34,13 +35,14 @@ class Breakdown:
     total: int
     approved: int
     rejected: int
+    changes_requested: int
     edited: int
     expired: int
     pending: int
 
     @property
     def decided(self) -> int:
-        return self.approved + self.rejected
+        return self.approved + self.rejected + self.changes_requested
 
     @property
     def reject_rate(self) -> float | None:
@@ -64,6 +66,7 @@ class Insight:
     waited_past_day: int
     approved: int
     rejected: int
+    changes_requested: int
     edited: int
     by_tool: list[Breakdown] = field(default_factory=list)
     by_agent: list[Breakdown] = field(default_factory=list)
@@ -76,6 +79,10 @@ class Insight:
     @property
     def edit_rate(self) -> float | None:
         return self.edited / self.approved if self.approved else None
+
+    @property
+    def changes_rate(self) -> float | None:
+        return self.changes_requested / self.decided if self.decided else None
 
     @property
     def busiest_bucket(self) -> int:
@@ -115,6 +122,7 @@ def decision_insight(tenant, *, days: int, now: datetime) -> Insight:
         waited_past_day=counts["past_day"],
         approved=counts["approved"],
         rejected=counts["rejected"],
+        changes_requested=counts["changes_requested"],
         edited=counts["edited"],
         by_tool=_breakdown(approvals, "tool_key"),
         by_agent=_breakdown(
@@ -135,6 +143,7 @@ def _outcome_counts() -> dict:
     return {
         "approved": Count("pk", filter=Q(status=ApprovalStatus.APPROVED)),
         "rejected": Count("pk", filter=Q(status=ApprovalStatus.REJECTED)),
+        "changes_requested": Count("pk", filter=Q(status=ApprovalStatus.CHANGES_REQUESTED)),
         "edited": Count("pk", filter=Q(status=ApprovalStatus.APPROVED, decision__arguments__isnull=False)),
     }
 
@@ -176,7 +185,7 @@ def _breakdown(approvals: QuerySet, key: str) -> list[Breakdown]:
     return [
         Breakdown(
             name=row[key] or "",
-            **{name: row[name] for name in ("total", "approved", "rejected", "edited", "expired", "pending")},
+            **{name: row[name] for name in OUTCOMES},
         )
         for row in rows
     ]

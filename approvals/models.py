@@ -40,6 +40,8 @@ class ApprovalStatus(models.TextChoices):
     PENDING = "pending"
     APPROVED = "approved"
     REJECTED = "rejected"
+    # A reviewer asked the model for another call instead (the call did not run).
+    CHANGES_REQUESTED = "changes_requested"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
 
@@ -81,7 +83,7 @@ class Approval(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     required_role = models.CharField(max_length=32)
-    status = models.CharField(max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
+    status = models.CharField(max_length=24, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
     # The gate decision that asked for this approval, with its reason.
     gate = models.JSONField(default=dict)
     # When a rule names reviewers, only these users may decide (and they still need the role).
@@ -189,6 +191,20 @@ class Approval(models.Model):
         return f"HITL review: {self.tool_key}"
 
     @property
+    def may_request_changes(self) -> bool:
+        """Whether a model proposed the call, so that a reviewer can send it back for changes
+        (a flow's step, a repeat of an interrupted call or a connection's use cannot be)."""
+        return self.subject_kind == PENDING_TOOL_CALL and bool(self.agent_key)
+
+    @property
+    def decisions_offered(self) -> list[str]:
+        """The decisions a person may take on it, in the order surfaces offer them."""
+        offered = [DecisionKind.APPROVE.value]
+        if self.may_request_changes:
+            offered.append(DecisionKind.REQUEST_CHANGES.value)
+        return [*offered, DecisionKind.REJECT.value]
+
+    @property
     def connection_owner_id(self) -> int | None:
         return self.connection["ownerId"] if self.connection else None
 
@@ -218,6 +234,8 @@ class Approval(models.Model):
 class DecisionKind(models.TextChoices):
     APPROVE = "approve"
     REJECT = "reject"
+    # The call does not run; the model is told what to change and may propose another.
+    REQUEST_CHANGES = "request_changes"
 
 
 class Decision(models.Model):

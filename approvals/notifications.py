@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals.links import issue_link
-from approvals.models import Approval, ApprovalStatus, DecisionKind, Notification, Reviewer
+from approvals.models import Approval, ApprovalStatus, Notification, Reviewer
 from approvals.permissions import can_decide
 from core.conf import setting
 from core.sweeps import Sweep
@@ -199,7 +199,7 @@ def _send(user, notifications: list[Notification], *, now, digest: bool, reviewe
                 action: public_url(
                     reverse("console:decision-link", args=[issue_link(approval, user, action, now=now)])
                 )
-                for action in DecisionKind.values
+                for action in approval.decisions_offered
             }
         items.append(
             {"approval": approval, "kind": notification.kind, "links": links, "facts": _facts(approval)}

@@ -9,7 +9,12 @@ from audit.actions import entry_hash
 from audit.chain import GENESIS, chain_first_break, head_break
 from audit.models import AuditEntry, Chain, ChainHead
 
-DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED)
+DECIDED = (
+    ApprovalStatus.APPROVED,
+    ApprovalStatus.REJECTED,
+    ApprovalStatus.CHANGES_REQUESTED,
+    ApprovalStatus.EXPIRED,
+)
 
 
 @dataclass

@@ -32,6 +32,9 @@ DEFAULTS: dict[str, Any] = {
     # Reviewer roles, lowest first.
     "KINDGI_REVIEWER_ROLES": ("standard", "senior", "admin"),
     "KINDGI_FOUR_EYES": False,
+    # How many times reviewers may send one agent turn's calls back for changes; after that, the
+    # next call is approved or rejected.
+    "KINDGI_MAX_CHANGE_REQUESTS": 3,
     # The longest a standing grant may last, in seconds.
     "KINDGI_GRANT_MAX_SECONDS": 86_400,
     # Seconds before a pending approval expires (None: never), unless its rule says otherwise.

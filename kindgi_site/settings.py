@@ -227,6 +227,8 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ReviewerRoleEnum"] = KINDGI_REVIEWE
 # Four-eyes: a reviewer may not decide the calls of a run they started.
 KINDGI_FOUR_EYES = ENV.boolean("KINDGI_FOUR_EYES", False)
 KINDGI_GRANT_MAX_SECONDS = ENV.integer("KINDGI_GRANT_MAX_SECONDS", 86_400)
+# How many times reviewers may send one agent turn's calls back for changes.
+KINDGI_MAX_CHANGE_REQUESTS = ENV.integer("KINDGI_MAX_CHANGE_REQUESTS", 3)
 
 # Seconds before a pending approval expires (None: never), unless its rule says otherwise.
 KINDGI_APPROVAL_TTL_SECONDS = ENV.integer("KINDGI_APPROVAL_TTL_SECONDS", 0) or None

@@ -31,7 +31,7 @@ NICE_STEPS = (
     + [3600.0 * h for h in (1, 2, 3, 6, 12)]
     + [86400.0 * d for d in (1, 2, 7, 14, 30)]
 )
-DECIDED = {"approve": "approved", "reject": "rejected"}
+DECIDED = {"approve": "approved", "reject": "rejected", "request_changes": "changes requested"}
 
 
 @dataclass

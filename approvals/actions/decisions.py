@@ -1,6 +1,6 @@
-"""Deciding an approval: a reviewer's approval or rejection (edits judged by the same call
-policy first), or a connection owner's; the door the API, the console, the CLI, mail links and
-the admin all call."""
+"""Deciding an approval: a reviewer's approval, rejection or request for changes (edits judged
+by the same call policy first), or a connection owner's; the door the API, the console, the CLI,
+mail links and the admin all call."""
 
 import logging
 from collections.abc import Iterable, Mapping
@@ -31,6 +31,7 @@ from approvals.models import (
 from approvals.permissions import can_decide
 from approvals.roles import lowest_role, may_decide
 from audit.models import Surface
+from core.conf import setting
 from core.errors import DomainError
 from core.prepared import Param, Prepared
 from core.rows import update_row
@@ -82,7 +83,8 @@ def check_complete_approval(
     allow: Any = None,
     surface: str = Surface.API,
 ) -> Completion:
-    """Approve or reject an approval. A rejection needs a rationale; an approval may edit the
+    """Approve, reject or request changes. A rejection needs a rationale, and a request for
+    changes a note (its ``rationale``) that the model reads; an approval may edit the
     arguments, which go through the call policy as if the model had asked for them. An approval
     may ``allow`` calls like this one from now on: a standing grant, in the decider's name, for
     the same tool, agent and principal (``{"forSeconds", "maxCalls", "condition"?, ...}``)."""
@@ -90,13 +92,15 @@ def check_complete_approval(
     approval_id = _approval_id(approval_id)
     errors = []
     if decision not in DecisionKind.values:
-        errors.append(f"/decision: {decision!r} is not one of: approve, reject")
+        errors.append(f"/decision: {decision!r} is not one of: {', '.join(DecisionKind.values)}")
     if rationale is None:
         rationale = ""
     if not isinstance(rationale, str):
         errors.append("/rationale: must be text")
     elif decision == DecisionKind.REJECT and not rationale.strip():
         errors.append("/rationale: a rejection needs a rationale")
+    elif decision == DecisionKind.REQUEST_CHANGES and not rationale.strip():
+        errors.append("/rationale: a request for changes needs a note saying what to change")
     if arguments is not None and decision != DecisionKind.APPROVE:
         errors.append("/arguments: only an approval can change the arguments")
     if allow is not None and decision != DecisionKind.APPROVE:
@@ -171,6 +175,8 @@ def do_complete_approval(
     reviewer = _REVIEWER.one_or_none(user=acting_user.pk, tenant=tenant.pk)
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
+    if decision == DecisionKind.REQUEST_CHANGES:
+        _may_request_changes(run, approval)
     edited, digest, context = None, approval.digest, None
     if arguments is not None:
         edited, context = _allowed_edit(run, approval, reviewer, arguments)
@@ -215,7 +221,7 @@ def do_complete_approval(
             return Completion(
                 approval=approval, decision=record, kind=CompletionKind.PARTIAL, waitpoint_resolved=False
             )
-    approval.status = ApprovalStatus.APPROVED if decision == DecisionKind.APPROVE else ApprovalStatus.REJECTED
+    approval.status = SETTLED_AS[decision]
     # Approvals superseded by a raised role did not let it run: they are not named.
     approvers = [given["reviewer"] for given in approval.approvals_counted]
     resolution = {
@@ -251,6 +257,34 @@ def do_complete_approval(
     announce_decided(approval, record)
     set_going()
     return Completion(approval=approval, decision=record)
+
+
+SETTLED_AS = {
+    DecisionKind.APPROVE: ApprovalStatus.APPROVED,
+    DecisionKind.REJECT: ApprovalStatus.REJECTED,
+    DecisionKind.REQUEST_CHANGES: ApprovalStatus.CHANGES_REQUESTED,
+}
+
+
+def _may_request_changes(run: Run, approval: Approval) -> None:
+    """A request for changes sends the call back to the model that proposed it, with the note:
+    so only a model's call can take one, and only so many times a turn (``KINDGI_MAX_CHANGE_
+    REQUESTS``), after which the reviewer approves or rejects."""
+    if approval.subject_kind != PENDING_TOOL_CALL:
+        raise ApprovalConflictError(
+            "changes can be requested only of a call a model proposed: approve or reject this one"
+        )
+    if not run.is_agent_turn:
+        raise ApprovalConflictError(
+            "this call is a flow's step, and a flow has no model to change it: approve or reject it"
+        )
+    most = setting("KINDGI_MAX_CHANGE_REQUESTS")
+    asked = Approval.objects.filter(run=run, status=ApprovalStatus.CHANGES_REQUESTED).count()
+    if asked >= most:
+        raise ApprovalConflictError(
+            f"changes were requested {asked} times in this turn already, the most allowed "
+            f"(KINDGI_MAX_CHANGE_REQUESTS={most}): approve or reject this call"
+        )
 
 
 # What a decider may say of the grant an approval gives; its tool, agent and principal are the call's.

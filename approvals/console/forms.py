@@ -16,10 +16,13 @@ FIELDS_SHOWN = "arguments-shown"
 
 
 class DecisionForm(forms.Form):
-    """Approve or reject; the arguments' fields start as the model's, and changing any of them is
-    an edit (there is nothing else to tick): the approval then runs what the fields say."""
+    """Approve, reject or request changes; the arguments' fields start as the model's, and
+    changing any of them is an edit (there is nothing else to tick): the approval then runs what
+    the fields say."""
 
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    decision = forms.ChoiceField(
+        choices=[("approve", "Approve"), ("reject", "Reject"), ("request_changes", "Request changes")]
+    )
     rationale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(
@@ -69,6 +72,22 @@ class DecisionForm(forms.Form):
             return None
         return {"forSeconds": hours * 3600, "maxCalls": self.cleaned_data.get("allow_calls") or 1}
 
+    def edit_open(self) -> bool:
+        """Whether the page shows the argument fields open: only when the decider changed one, or
+        one is wrong (a rejection without a rationale has nothing to do with them)."""
+        if not self.is_bound:
+            return False
+        fields = [name for name in self.fields if name.startswith(FIELD_PREFIX)]
+        if any(name in self.errors for name in fields):
+            return True
+        if not self.data.get(FIELDS_SHOWN) or not hasattr(self, "cleaned_data"):
+            return False
+        return any(
+            self.cleaned_data.get(name) not in (None, "", False)
+            and self.cleaned_data.get(name) != self.original.get(name.removeprefix(FIELD_PREFIX))
+            for name in fields
+        )
+
     def argument_fields(self):
         return [self[name] for name in self.fields if name.startswith(FIELD_PREFIX)]
 
@@ -99,12 +118,15 @@ class DecisionForm(forms.Form):
         return result if changed else None
 
     def add_argument_errors(self, errors: list[str]) -> list[str]:
-        """Put ``/arguments/<field>: message`` errors next to their fields; return the others."""
+        """Put ``/arguments/<field>: message`` and ``/rationale: message`` errors next to their
+        fields; return the others."""
         others = []
         for line in errors:
             pointer, _, message = line.partition(": ")
             parts = pointer.split("/")
             field = FIELD_PREFIX + parts[2] if len(parts) > 2 and parts[1] == "arguments" else None
+            if pointer == "/rationale":
+                field = "rationale"
             if field in self.fields:
                 self.add_error(field, message)
             else:

@@ -17,7 +17,7 @@ from approvals.permissions import can_decide
 from core.errors import DomainError
 from tools.mcp.definitions import tool_for_tenant
 
-WORDS = {"approve": "Approve", "reject": "Reject"}
+WORDS = {"approve": "Approve", "reject": "Reject", "request_changes": "Request changes to"}
 
 
 @never_cache

@@ -111,7 +111,9 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-DECIDED_WORDS = {"approve": "Approved", "reject": "Rejected"}
+DECIDED_WORDS = {"approve": "Approved", "reject": "Rejected", "request_changes": "Changes requested"}
+# What the queue's bulk bar decides at once (a request for changes is a note to one model).
+BULK_DECISIONS = ("approve", "reject")
 
 
 def _approval_context(request, membership, reviewer, approval_id) -> dict | None:
@@ -187,9 +189,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
                     surface=Surface.CONSOLE,
                 )
             except ApprovalInputError as error:
-                context["errors"] = form.add_argument_errors(
-                    [line.replace("/rationale: ", "Rationale: ") for line in error.errors]
-                )
+                context["errors"] = form.add_argument_errors(error.errors)
                 status = 400
             except ApprovalError as error:  # the one door refused it: say why, change nothing
                 context["errors"], status = [str(error)], 409
@@ -239,7 +239,7 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     except ValueError:
         reason = "Every selected approval must be an approval's id; one of them is not."
         return render(request, "console/bad_request.html", {"reason": reason}, status=400)
-    if decision not in DECIDED_WORDS:
+    if decision not in BULK_DECISIONS:
         return render(
             request, "console/bad_request.html", {"reason": "Choose approve or reject."}, status=400
         )

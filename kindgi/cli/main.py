@@ -234,7 +234,7 @@ def build_parser() -> Parser:
         "kindgi approvals list --status=pending",
     )
     approvals_list.add_argument(
-        "--status", choices=["pending", "approved", "rejected", "expired", "cancelled"]
+        "--status", choices=["pending", "approved", "rejected", "changes_requested", "expired", "cancelled"]
     )
     _command(
         approvals,
@@ -247,13 +247,19 @@ def build_parser() -> Parser:
         approvals,
         "complete",
         commands.approvals_complete,
-        "Approve or reject waiting tool calls: one, or several at once (each decided on its own).",
+        "Approve, reject or request changes to waiting tool calls: one, or several at once (each "
+        "decided on its own). Requesting changes, the call does not run and the model reads your "
+        "rationale as its result, then may propose another call.",
         "kindgi approvals complete 416c22ba-73f9-45b7-999d-c1d5938758f7 --decision=approve \\\n"
-        '    --rationale="Confirmed with the on-call engineer"',
+        '    --rationale="Confirmed with the on-call engineer"\n'
+        "kindgi approvals complete 416c22ba-73f9-45b7-999d-c1d5938758f7 --decision=request_changes \\\n"
+        '    --rationale="Say when the next update comes"',
     )
     complete.add_argument("ids", nargs="+", metavar="ID")
-    complete.add_argument("--decision", required=True, choices=["approve", "reject"])
-    complete.add_argument("--rationale", default="", help="why (required to reject)")
+    complete.add_argument("--decision", required=True, choices=["approve", "reject", "request_changes"])
+    complete.add_argument(
+        "--rationale", default="", help="why (required to reject; to request changes, what to change)"
+    )
     complete.add_argument(
         "--arguments", type=json_object("--arguments"), help="approve these arguments instead (JSON)"
     )

@@ -99,8 +99,8 @@ _MISSING = object()
 
 @register.filter
 def decision_word(decision: str) -> str:
-    """``approve`` → ``approved``, ``reject`` → ``rejected``."""
-    return {"approve": "approved", "reject": "rejected"}.get(decision, escape(decision))
+    """``approve`` → ``approved``, ``reject`` → ``rejected``, ``request_changes`` → ``changes requested``."""
+    return timeline.DECIDED.get(decision, escape(decision))
 
 
 @register.filter

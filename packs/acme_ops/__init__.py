@@ -62,7 +62,8 @@ def greet(person: Person) -> Greeting:
 
 @scripted
 def post_what_the_user_says(request: ModelRequest) -> ModelReply:
-    """Posts the user's message with post-update, then says what happened."""
+    """Posts the user's message with post-update, then says what happened. A reviewer who asks
+    for changes gets their note posted in its place, once they approve that."""
     results = request.results_since_user
     if not results:
         call = ToolCall(
@@ -72,10 +73,20 @@ def post_what_the_user_says(request: ModelRequest) -> ModelReply:
         )
         return ModelReply(tool_calls=(call,))
     result = results[-1]["content"]
+    if result.get("status") == "changes_requested":
+        # A scripted model cannot reword; it posts the reviewer's own wording instead.
+        call = ToolCall(
+            id=f"call_post_update_{len(results) + 1}",
+            tool_id="acme-ops.post-update",
+            arguments={"message": result.get("note") or request.last_user_message},
+        )
+        return ModelReply(tool_calls=(call,))
     if result.get("status") == "rejected":
         return ModelReply(text=f"Nothing was posted: a reviewer rejected it ({result.get('rationale')}).")
     if result.get("posted"):
-        return ModelReply(text=f"Posted to the status page: {request.last_user_message}")
+        notes = [r["content"]["note"] for r in results if r["content"].get("status") == "changes_requested"]
+        posted = notes[-1] if notes else request.last_user_message
+        return ModelReply(text=f"Posted to the status page: {posted}")
     return ModelReply(text=f"Nothing was posted: {result.get('error', {}).get('message', result)}")
 
 

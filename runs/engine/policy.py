@@ -41,6 +41,8 @@ from runs.engine.sequences import CONVERSATION, NOTHING_EARLIER, NOTHING_SEEN, C
 from runs.engine.state import RunFacts, RunState
 from runs.engine.waitpoints import (
     APPROVE,
+    CHANGES_REQUESTED,
+    REQUEST_CHANGES,
     approval_waitpoint,
     call_digest,
     connection_required_waitpoint,
@@ -387,6 +389,14 @@ def gate(call: ProposedCall, state: RunState, ctx: PolicyContext) -> Pass | Verd
             return Pass(replace(counted, approval=resolution))
         rationale = resolution.get("rationale", "")
         reviewer = resolution.get("reviewer") or "nobody (it expired)"
+        if resolution.get("decision") == REQUEST_CHANGES:
+            return Refused(
+                call=gated,
+                reason=f"{reviewer} asked for changes",
+                result={"status": CHANGES_REQUESTED, "note": rationale},
+                failure=f'tool-changes-requested: tool "{call.tool_id}": {reviewer} asked for changes: '
+                f"{rationale}",
+            )
         return Refused(
             call=gated,
             reason="rejected by a reviewer",

@@ -27,6 +27,9 @@ CONNECTION_USE = "connection:use"
 # A person's answer, in a resolution's "decision".
 APPROVE = "approve"
 REJECT = "reject"
+# The call does not run: the model reads the reviewer's note as its result and may propose another.
+REQUEST_CHANGES = "request_changes"
+CHANGES_REQUESTED = "changes_requested"
 
 INTERRUPTED_REASON = (
     "recovery: the call started but its result was never recorded; it may already have "

@@ -106,7 +106,8 @@ def test_edited_arguments_nested_too_deep_are_refused_and_the_approval_stays_pen
         ),
         (
             "/api/v1/approvals?status=all",
-            "/status: 'all' is not one of: pending, approved, rejected, expired, cancelled",
+            "/status: 'all' is not one of: pending, approved, rejected, changes_requested, expired, "
+            "cancelled",
         ),
         ("/api/v1/runs?limit=many", "/limit: must be a whole number from 1 to 200, not 'many'"),
         ("/api/v1/approvals?limit=0", "/limit: must be a whole number from 1 to 200, not '0'"),

@@ -60,7 +60,7 @@ def test_the_schema_states_the_bounds_and_shapes_the_api_holds(schema):
     approval, rejection = components["CompleteApprovalRequest"]["oneOf"]
     assert approval["properties"]["decision"]["enum"] == ["approve"]
     assert "rationale" not in approval["required"]
-    assert rejection["properties"]["decision"]["enum"] == ["reject"]
+    assert rejection["properties"]["decision"]["enum"] == ["reject", "request_changes"]
     assert "rationale" in rejection["required"]
     assert rejection["properties"]["rationale"]["minLength"] == 1
     assert "arguments" not in rejection["properties"]

@@ -25,7 +25,7 @@ from tests.smtp_sink import running_sink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LINK = re.compile(r"(Approve|Reject):\s+(\S+/console/decide/([\w-]+)/)")
+LINK = re.compile(r"(Approve|Reject|Request changes):\s+(\S+/console/decide/([\w-]+)/)")
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def status_run(message="Checkout is back to normal.", **options) -> Run:
 def links_in(mail) -> dict[str, str]:
     """Action → the token of the link, from a notification's text."""
     body = mail["message"].get_body(preferencelist=("plain",)).get_content()
-    return {action.lower(): token for action, _url, token in LINK.findall(body)}
+    return {action.lower().replace(" ", "_"): token for action, _url, token in LINK.findall(body)}
 
 
 def to_whom(sink) -> list[str]:
@@ -118,7 +118,7 @@ class TestWhoIsTold:
         assert '"message": "Checkout is back to normal."' in body or "Checkout is back to normal." in body
         assert 'rule "status posts need a senior"' in body
         assert f"/console/runs/{run.pk}/" in body
-        assert set(links_in(sink.received[0])) == {"approve", "reject"}
+        assert set(links_in(sink.received[0])) == {"approve", "request_changes", "reject"}
         # Nothing is sent twice, and nora's notification is closed unsent.
         assert deliver_due_notifications().done == []
         assert len(sink.received) == 2
@@ -202,6 +202,25 @@ class TestDecisionLinks:
         again = browser.post(url, {"rationale": "again", "csrfmiddlewaretoken": csrf_of(page)})
         assert again.status_code == 410
         assert Decision.objects.filter(approval=approval).count() == 1
+
+    def test_a_request_changes_link_needs_the_note_and_sends_the_call_back(self, told):
+        run, approval, links, *_ = told
+        browser = Client(enforce_csrf_checks=True)
+        url = f"/console/decide/{links['sam']['request_changes']}/"
+        page = browser.get(url)
+        assert b"send this call back</strong> to the agent" in page.content
+        refused = browser.post(url, {"rationale": " ", "csrfmiddlewaretoken": csrf_of(page)})
+        assert refused.status_code == 400
+        assert b"a request for changes needs a note saying what to change" in refused.content
+        unchanged(run, approval)
+        note = "Say it is back and we are watching."
+        answer = browser.post(url, {"rationale": note, "csrfmiddlewaretoken": csrf_of(page)})
+        assert answer.status_code == 200
+        approval.refresh_from_db()
+        run.refresh_from_db()
+        assert approval.status == "changes_requested"
+        assert run.approvals.get(status="pending").arguments == {"message": note}
+        assert STATUS_PAGE.posts == []
 
     def test_a_link_dies_when_someone_else_decides(self, told):
         _run, approval, links, sam, _sue = told
@@ -384,7 +403,7 @@ class TestEscalation:
         deliver_due_notifications(now=start + timedelta(seconds=61))
         escalated = [mail for mail in sink.received if "escalation" in mail["message"]["Subject"]]
         assert [mail["to"] for mail in escalated] == [["sam@acme.test"]]
-        assert set(links_in(escalated[0])) == {"approve", "reject"}
+        assert set(links_in(escalated[0])) == {"approve", "request_changes", "reject"}
 
         assert escalate_due_approvals(now=start + timedelta(seconds=121)).done == [f"{approval.pk} step 2"]
         approval.refresh_from_db()
@@ -432,7 +451,7 @@ class TestEscalation:
         }
         assert set(escalated) == {"lead@acme.test", "bo@acme.test"}
         assert links_in(escalated["lead@acme.test"]) == {}  # told, but not theirs to decide
-        assert set(links_in(escalated["bo@acme.test"])) == {"approve", "reject"}
+        assert set(links_in(escalated["bo@acme.test"])) == {"approve", "request_changes", "reject"}
         del lead
 
     def test_bad_escalations_are_refused_naming_the_step(self):

@@ -61,6 +61,21 @@ def test_created_and_decided_events_are_signed_and_sent(receiver):
     assert set(WebhookDelivery.objects.values_list("status", "attempts")) == {("succeeded", 1)}
 
 
+def test_a_request_for_changes_is_sent_as_a_decision_and_the_new_call_as_a_new_approval(receiver):
+    run = start_status_run()
+    approval = run.approvals.get()
+    check_complete_approval(
+        approval_id=approval.pk, acting_user=reviewer("ada"), decision="request_changes", rationale="Say more"
+    )
+    _created, decided, created_again = (verified(message) for message in receiver.received)
+    assert decided["event"] == "approval.decided"
+    assert decided["data"]["approval"]["status"] == "changes_requested"
+    assert decided["data"]["decision"]["decision"] == "request_changes"
+    assert decided["data"]["decision"]["rationale"] == "Say more"
+    assert created_again["event"] == "approval.created"
+    assert created_again["data"]["approval"]["subjectRef"]["arguments"] == {"message": "Say more"}
+
+
 def test_a_failed_delivery_is_retried_with_backoff_until_it_succeeds(receiver):
     receiver.statuses = [500, 502]
     start_status_run()

@@ -28,3 +28,21 @@ def test_several_ids_are_decided_each_on_its_own(cli):
     assert [(r["approvalId"], r["status"]) for r in results] == [(ids[0], "refused"), (ids[1], "decided")]
     assert f"kindgi: {ids[0]}: approval {ids[0]} is already rejected" in err
     assert parsed(cli("approvals", "get", ids[1])[1])["status"] == "approved"
+
+
+def test_request_changes_from_the_cli_needs_a_rationale_and_sends_the_call_back(cli):
+    cli("reviewers", "register", '--spec={"role":"standard","displayName":"Ada"}')
+    cli("runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage":"Up."}')
+    (approval_id,) = [item["id"] for item in parsed(cli("approvals", "list", "--status=pending")[1])["items"]]
+
+    code, _, err = cli("approvals", "complete", approval_id, "--decision=request_changes")
+    assert code == 1
+    assert "/rationale: a request for changes needs a note saying what to change" in err
+
+    code, out, _ = cli(
+        "approvals", "complete", approval_id, "--decision=request_changes", "--rationale=Up since 10:02."
+    )
+    assert code == 0, out
+    assert json.loads(out)["approval"]["status"] == "changes_requested"
+    waiting = parsed(cli("approvals", "list", "--status=pending")[1])["items"]
+    assert [item["subjectRef"]["arguments"] for item in waiting] == [{"message": "Up since 10:02."}]

@@ -213,7 +213,8 @@ def test_reject_needs_a_rationale_said_on_the_page():
     url = f"/console/approvals/{run.approvals.get().pk}/"
     refused = client.post(url, {"decision": "reject"})
     assert refused.status_code == 400
-    assert "Rationale: a rejection needs a rationale" in refused.text
+    assert 'id="id_rationale-error">a rejection needs a rationale<' in refused.text
+    assert '<details id="edit" open>' not in refused.text  # nothing to do with the arguments
     assert client.post(url, {"decision": "reject", "rationale": "Not confirmed yet"}).status_code == 302
     run.refresh_from_db()
     assert run.status == "completed"
@@ -346,3 +347,29 @@ def test_a_900_kib_input_makes_no_huge_page():
     assert page.status_code == 200
     assert len(page.content) < 250_000, len(page.content)  # each block is cut, and says so
     assert "more characters not shown" in page.text
+
+
+def test_request_changes_sends_the_call_back_and_the_agent_posts_the_reviewers_wording():
+    run = waiting("Checkout is fine")
+    client = signed_in(reviewer("ada"))
+    approval = run.approvals.get()
+    url = f"/console/approvals/{approval.pk}/"
+    page = client.get(url)
+    assert 'id="request-changes"' in page.text
+    refused = client.post(url, {"decision": "request_changes"})
+    assert refused.status_code == 400
+    # The error sits on the rationale, which takes the focus; the edit panel stays shut.
+    assert 'id="id_rationale-error">a request for changes needs a note saying what to change<' in refused.text
+    assert 'aria-describedby="id_rationale-error" autofocus' in refused.text
+    assert '<details id="edit" open>' not in refused.text
+    sent = client.post(url, {"decision": "request_changes", "rationale": "Checkout is back to normal."})
+    assert sent.status_code == 302
+    run.refresh_from_db()
+    revised = run.approvals.get(status="pending")
+    assert revised.arguments == {"message": "Checkout is back to normal."}
+    assert STATUS_PAGE.posts == []
+    assert "changes requested by Ada" in client.get(f"/console/runs/{run.pk}/").text
+    client.post(f"/console/approvals/{revised.pk}/", {"decision": "approve"})
+    run.refresh_from_db()
+    assert run.output == {"reply": "Posted to the status page: Checkout is back to normal."}
+    assert [post.message for post in STATUS_PAGE.posts] == ["Checkout is back to normal."]

@@ -7,7 +7,9 @@ from django.conf import settings
 from django.db import models
 
 from approvals.exceptions import ImmutableRecordError
+from approvals.words import why_it_asks
 from kindgi.gates import RULE_GATE_LABELS
+from kindgi.summaries import fallback_summary
 from runs.engine.waitpoints import CONNECTION_USE, INTERRUPTED_TOOL_CALL, PENDING_TOOL_CALL
 
 
@@ -78,6 +80,8 @@ class Approval(models.Model):
     # What an approval binds: the digest of the tool id, version and arguments. The call that
     # runs after the decision must match the digest it approved.
     digest = models.CharField(max_length=80)
+    # The call in a sentence, as its tool sums it up (``kindgi.summaries``): what people read first.
+    summary = models.CharField(max_length=500, blank=True)
     # The principal of the run that waits (runs.principals): under four-eyes, not its decider.
     principal = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -182,6 +186,8 @@ class Approval(models.Model):
 
     @property
     def title(self) -> str:
+        """The seeds' heading (``HITL review: <tool>``), kept as they say it; ``summary`` is the
+        sentence people read first."""
         if self.subject_kind == INTERRUPTED_TOOL_CALL:
             return f"Interrupted call: {self.tool_key}"
         if self.subject_kind == CONNECTION_USE:
@@ -189,6 +195,17 @@ class Approval(models.Model):
             which = f" ({connection['label']})" if connection.get("label") else ""
             return f"Use of {connection['owner']}'s {connection['app']} connection{which}: {self.tool_key}"
         return f"HITL review: {self.tool_key}"
+
+    @property
+    def said(self) -> str:
+        """The call in a sentence: its ``summary``, or, for an approval made before summaries,
+        its tool and arguments."""
+        return self.summary or fallback_summary(f"Calls {self.tool_key}", self.arguments)
+
+    @property
+    def why(self) -> str:
+        """Why the gate asks, in words (the record's ``reason`` stays in ``gate``)."""
+        return why_it_asks((self.gate or {}).get("reason", ""))
 
     @property
     def may_request_changes(self) -> bool:

@@ -21,6 +21,7 @@ from django.db.models import F, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from approvals.links import issue_link
 from approvals.models import Approval, ApprovalStatus, Notification, Reviewer
@@ -187,6 +188,11 @@ def _close(notification: Notification, *, now, sent: bool) -> None:
     Notification.objects.filter(pk=notification.pk).update(done_at=now, sent=sent)
 
 
+def _subject(approval: Approval) -> str:
+    """The call in a sentence, short enough for a subject line (one line: no breaks)."""
+    return Truncator(" ".join(approval.said.split())).chars(100)
+
+
 def _send(user, notifications: list[Notification], *, now, digest: bool, reviewer: Reviewer | None) -> bool:
     """Mail ``notifications`` to ``user`` in one message, each approval with its links if they
     may decide it."""
@@ -208,11 +214,11 @@ def _send(user, notifications: list[Notification], *, now, digest: bool, reviewe
     if digest:
         subject = f"Kindgi: {len(items)} approval(s) waiting for you"
     elif notifications[0].kind == Notification.Kind.REMINDER:
-        subject = f"Kindgi reminder: {first.title} expires soon"
+        subject = f"Kindgi reminder: {_subject(first)} expires soon"
     elif notifications[0].kind == Notification.Kind.ESCALATED:
-        subject = f"Kindgi escalation: {first.title} is still waiting"
+        subject = f"Kindgi escalation: {_subject(first)} is still waiting"
     else:
-        subject = f"Kindgi: {first.title}"
+        subject = f"Kindgi: {_subject(first)}"
     body = render_to_string(
         "approvals/notification.txt",
         {"items": items, "console": public_url(reverse("console:queue")), "digest": digest},

@@ -11,9 +11,11 @@ from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.roles import lowest_role
 from core.conf import setting
 from core.rows import insert_rows
+from kindgi.summaries import fallback_summary
 from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
 from runs.models import Run
 from runs.principals import principal_of
+from tools.mcp.definitions import tool_for_tenant
 
 
 def _expiry(gate: dict[str, Any], escalation: list[dict[str, Any]], now):
@@ -36,6 +38,15 @@ def _connection_of(run: Run, waitpoint: dict[str, Any]) -> dict[str, Any] | None
     if named.get("label"):
         connection["label"] = named["label"]
     return connection
+
+
+def summary_of(tool_id: str, version: str, arguments: Any, *, run: Run) -> str:
+    """The call in a sentence: its tool's summary, or, for a tool no longer loaded, its id and
+    arguments (a pack's tools cost no query; an MCP server's are read)."""
+    tool = tool_for_tenant(tool_id, version, run.tenant_id)
+    if tool is None:
+        return fallback_summary(f"Calls {tool_id}", arguments)
+    return tool.summarize(arguments)
 
 
 class ApprovalWaitpoints:
@@ -72,6 +83,9 @@ class ApprovalWaitpoints:
                 node_id=waitpoint.get("nodeId", "") if flow_step else "",
                 arguments=waitpoint["arguments"],
                 digest=waitpoint["digest"],
+                summary=summary_of(
+                    waitpoint["toolId"], waitpoint["toolVersion"], waitpoint["arguments"], run=run
+                ),
                 principal_id=principal_of(run),
                 required_role=gate.get("requiredRole") or lowest_role(),
                 gate=gate,

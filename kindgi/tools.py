@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from kindgi.effects import Effect
 from kindgi.errors import DefinitionError
 from kindgi.naming import check_definition_id, check_name, check_semver
+from kindgi.summaries import check_summary, fallback_summary, render_summary
 
 
 class Execution(StrEnum):
@@ -81,6 +82,15 @@ class ToolDefinition:
     origin: ToolOrigin = ToolOrigin.CODE
     # The app (by name) whose connection the tool acts through, if any.
     connection: str | None = None
+    # One sentence over the call's arguments that reviewers read first (``kindgi.summaries``).
+    summary: str = ""
+
+    def summarize(self, arguments: Any) -> str:
+        """The call with ``arguments`` in a sentence: the tool's summary, or its description and
+        arguments where it has none."""
+        if self.summary:
+            return render_summary(self.summary, arguments)
+        return fallback_summary(self.description, arguments)
 
     @property
     def is_safe_to_repeat(self) -> bool:
@@ -132,6 +142,7 @@ def tool(
     id: str,
     version: str = "0.1.0",
     description: str | None = None,
+    summary: str | None = None,
     mutating: bool = True,
     effects: Iterable[Effect | dict] = (),
     result_is_outside_data: bool = False,
@@ -145,6 +156,8 @@ def tool(
     The function takes one pydantic model (the tool's input) and, optionally, a
     ``ToolContext``; it returns a pydantic model (the tool's output). Leaving
     ``mutating`` out means the tool changes things: that is the safe default.
+    ``summary`` says a call in a sentence for its reviewer, naming arguments in braces:
+    ``'Refund {amountCents} cents on order {orderRef}'``.
 
         @tool(id="my-pack.lookup-order", version="0.1.0", mutating=False,
               effects=[Effect.reads("external:orders")])
@@ -181,10 +194,16 @@ def tool(
         text = description if description is not None else inspect.getdoc(func)
         if not text or not text.strip():
             raise DefinitionError(f"{what}: description is missing (pass description= or write a docstring)")
+        if summary is not None:
+            fields = input_model.model_json_schema().get("properties", {})
+            checked_summary = check_summary(summary, fields=fields, what=what)
+        else:
+            checked_summary = ""
         return ToolDefinition(
             id=id,
             version=version,
             description=text.strip(),
+            summary=checked_summary,
             func=func,
             input_model=input_model,
             output_model=output_model,

@@ -51,6 +51,7 @@ def tool_fields(tool: ToolDefinition) -> dict[str, Any]:
     return {
         "pack": pack_of(tool.id),
         "description": tool.description,
+        "summary": tool.summary,
         "input_schema": tool.input_schema,
         "output_schema": tool.output_schema,
         "mutating": tool.mutating,

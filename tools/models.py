@@ -188,6 +188,9 @@ class Tool(Definition):
     connection = models.CharField(
         max_length=100, blank=True, help_text="The app whose connection the tool acts through, if any."
     )
+    summary = models.CharField(
+        max_length=500, blank=True, help_text="A call in a sentence, naming arguments in braces."
+    )
     mcp_server = models.ForeignKey(
         McpServer, null=True, blank=True, on_delete=models.PROTECT, related_name="tools"
     )

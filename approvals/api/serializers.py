@@ -137,6 +137,14 @@ class ApprovalSerializer(serializers.ModelSerializer):
         help_text='Why the gate asks, e.g. \'rule "payments" (never_ask); over budget: 99,999 of 100,000 '
         "used in this run; this call 99,999'."
     )
+    summary = serializers.CharField(
+        source="said",
+        help_text="The call in a sentence, from its tool's summary: 'Post \"Checkout is back\" to the public "
+        "status page'. What people read first; title keeps the seeds' heading.",
+    )
+    why = serializers.CharField(
+        help_text="Why the gate asks, in words: 'This agent's code asks before every call of this tool'.",
+    )
 
     class Meta:
         model = Approval
@@ -147,6 +155,8 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "requiredRole",
             "status",
             "title",
+            "summary",
+            "why",
             "provenanceRef",
             "createdAt",
             "decidedAt",

@@ -46,6 +46,7 @@ class StatusFlowInput(CamelModel):
     id="acme-ops.post-update",
     version="0.1.0",
     description="Posts a message to the public status page.",
+    summary='Post "{message}" to the public status page',
     effects=[Effect.external_side_effect("external:status-page")],
 )
 def post_update(update: StatusMessage, ctx: ToolContext) -> Posted:
@@ -54,7 +55,7 @@ def post_update(update: StatusMessage, ctx: ToolContext) -> Posted:
     return Posted(posted=True, posted_at=posted_at)
 
 
-@tool(id="acme-ops.greet", version="0.1.0", mutating=False)
+@tool(id="acme-ops.greet", version="0.1.0", mutating=False, summary="Greet {name}")
 def greet(person: Person) -> Greeting:
     """Greets a person by name."""
     return Greeting(greeting=f"Hello, {person.name}!")

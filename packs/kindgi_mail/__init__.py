@@ -91,6 +91,7 @@ class Sent(CamelModel):
     effects=[Effect.reads("mail:mailbox")],
     result_is_outside_data=True,
     connection=MAILBOX,
+    summary='Search the mailbox for "{query}"',
 )
 def search(ask: Search, ctx: ToolContext) -> Found:
     """Find mail in the mailbox, newest first: received and sent, with every word of the query."""
@@ -105,6 +106,7 @@ def search(ask: Search, ctx: ToolContext) -> Found:
     effects=[Effect.reads("mail:mailbox")],
     result_is_outside_data=True,
     connection=MAILBOX,
+    summary="Read the mail {id}",
 )
 def read(ref: MailRef, ctx: ToolContext) -> Mail:
     """Read one mail whole: who sent it, to whom, its text, and its attachments' names and sizes."""
@@ -117,6 +119,7 @@ def read(ref: MailRef, ctx: ToolContext) -> Mail:
     version="1.0.0",
     effects=[Effect.external_side_effect("external:mail")],
     connection=MAILBOX,
+    summary='Reply to the mail {id}: "{text}"',
 )
 def reply(answer: Reply, ctx: ToolContext) -> Sent:
     """Answer a mail in its thread, to whoever sent it, from the mailbox it came to."""
@@ -129,6 +132,7 @@ def reply(answer: Reply, ctx: ToolContext) -> Sent:
     version="1.0.0",
     effects=[Effect.external_side_effect("external:mail")],
     connection=MAILBOX,
+    summary='Send "{subject}" to {to}: "{text}"',
 )
 def send(new: NewMail, ctx: ToolContext) -> Sent:
     """Send a new mail from one of the mailbox owner's mailboxes."""

@@ -46,6 +46,7 @@ def _unknown_order(order_id: str) -> ToolError:
     version="0.1.0",
     mutating=False,
     effects=[Effect.reads("external:orders")],
+    summary="Look up order {orderId}",
 )
 def lookup_order(ref: OrderRef, ctx: ToolContext) -> Order:
     """Looks up an order: its status and total."""
@@ -59,6 +60,7 @@ def lookup_order(ref: OrderRef, ctx: ToolContext) -> Order:
     id="my-pack.add-order-note",
     version="0.1.0",
     effects=[Effect.writes("external:orders")],
+    summary='Add the note "{text}" to order {orderId}, for the support team to see',
 )
 def add_order_note(note: OrderNote, ctx: ToolContext) -> NoteAdded:
     """Adds a note to an order, visible to the support team."""
@@ -69,7 +71,7 @@ def add_order_note(note: OrderNote, ctx: ToolContext) -> NoteAdded:
     return NoteAdded(order_id=note.order_id, note_id=note_id, note_count=count)
 
 
-@tool(id="my-pack.greet", version="0.1.0", mutating=False)
+@tool(id="my-pack.greet", version="0.1.0", mutating=False, summary="Greet {name}")
 def greet(person: Person) -> Greeting:
     """Greets a person by name."""
     return Greeting(greeting=f"Hello, {person.name}!")

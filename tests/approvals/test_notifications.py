@@ -113,7 +113,7 @@ class TestWhoIsTold:
         assert len(sent.done) == 2
         mail = sink.received[0]["message"]
         body = mail.get_body(preferencelist=("plain",)).get_content()
-        assert mail["Subject"] == "Kindgi: HITL review: acme-ops.post-update"
+        assert mail["Subject"] == 'Kindgi: Post "Checkout is back to normal." to the public status page'
         assert mail["Auto-Submitted"] == "auto-generated"
         assert '"message": "Checkout is back to normal."' in body or "Checkout is back to normal." in body
         assert 'rule "status posts need a senior"' in body
@@ -324,8 +324,8 @@ class TestChoices:
         assert remind_due_approvals(now=later).done == []
         deliver_due_notifications(now=later)
         assert [mail["message"]["Subject"] for mail in sink.received] == [
-            "Kindgi: HITL review: acme-ops.post-update",
-            "Kindgi reminder: HITL review: acme-ops.post-update expires soon",
+            'Kindgi: Post "Checkout is back to normal." to the public status page',
+            'Kindgi reminder: Post "Checkout is back to normal." to the public status page expires soon',
         ]
 
     def test_reviewers_choose_through_the_api(self, client):

@@ -29,6 +29,11 @@ class ToolSerializer(serializers.ModelSerializer):
     connection = serializers.SerializerMethodField(
         help_text="The app whose connection the tool acts through (null: none)."
     )
+    summary = serializers.SerializerMethodField(
+        help_text='A call in a sentence for its reviewer, naming arguments in braces: \'Post "{message}" to '
+        "the public status page'. Null: the tool has none (its approvals are summed up by its "
+        "description and arguments)."
+    )
 
     class Meta:
         model = Tool
@@ -37,6 +42,7 @@ class ToolSerializer(serializers.ModelSerializer):
             "version",
             "pack",
             "description",
+            "summary",
             "mutating",
             "readOnly",
             "effects",
@@ -56,6 +62,9 @@ class ToolSerializer(serializers.ModelSerializer):
 
     def get_connection(self, tool: Tool) -> str | None:
         return tool.connection or None
+
+    def get_summary(self, tool: Tool) -> str | None:
+        return tool.summary or None
 
 
 class ToolRefSerializer(serializers.Serializer):

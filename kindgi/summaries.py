@@ -62,7 +62,7 @@ def render_summary(template: str, arguments: Any) -> str:
         name = match.group(1)
         return _shown(given[name]) if name in given else "(none)"
 
-    return _cut(_PLACE.sub(place, template), SUMMARY_MOST)
+    return cut_at_word(_PLACE.sub(place, template), SUMMARY_MOST)
 
 
 def fallback_summary(description: str, arguments: Any) -> str:
@@ -74,7 +74,7 @@ def fallback_summary(description: str, arguments: Any) -> str:
     shown = [f"{name}: {_shown(value, most=60)}" for name, value in list(given.items())[:FALLBACK_ARGUMENTS]]
     if len(given) > FALLBACK_ARGUMENTS:
         shown.append(f"and {len(given) - FALLBACK_ARGUMENTS} more")
-    return _cut(f"{first} ({'; '.join(shown)})" if shown else first, SUMMARY_MOST)
+    return cut_at_word(f"{first} ({'; '.join(shown)})" if shown else first, SUMMARY_MOST)
 
 
 def _shown(value: Any, *, most: int = VALUE_MOST) -> str:
@@ -84,10 +84,10 @@ def _shown(value: Any, *, most: int = VALUE_MOST) -> str:
         text = value
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return _cut(" ".join(text.split()), most)
+    return cut_at_word(" ".join(text.split()), most)
 
 
-def _cut(text: str, most: int) -> str:
+def cut_at_word(text: str, most: int) -> str:
     """``text`` at most ``most`` characters long, cut at a word's end where one is near."""
     if len(text) <= most:
         return text

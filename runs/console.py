@@ -5,6 +5,7 @@ from uuid import UUID
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -60,8 +61,26 @@ def _live_context(run: Run, user) -> dict:
             entries, now=timezone.now(), live=not run.is_finished, children=_child_timelines(children)
         ),
         "children": children,
-        "pending": list(run.approvals.filter(status="pending")),
+        "pending": _waited_on(run),
+        "waits_for_connection": _connection_wait(run, user),
     }
+
+
+def _waited_on(run: Run) -> list:
+    """The approvals the run waits on: its own, and those of the agent steps it started."""
+    approvals = run.approvals.model.objects.filter(
+        Q(run=run) | Q(run__parent=run), tenant_id=run.tenant_id, status="pending"
+    )
+    return list(approvals.order_by("created_at"))
+
+
+def _connection_wait(run: Run, user) -> dict | None:
+    """What a run waiting on a connection waits for: which app, and whether it is ``user``'s to
+    connect."""
+    waitpoint = run.waitpoint or {}
+    if run.status != "suspended" or waitpoint.get("subjectKind") != "connection:required":
+        return None
+    return {"app": waitpoint.get("app", ""), "yours": str(waitpoint.get("ownerId")) == str(user.pk)}
 
 
 def _child_timelines(children: list[Run]) -> list[timeline.ChildRun]:

@@ -58,7 +58,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     membership, reviewer = _context(request)
     if (refusal := _not_ready(request, membership, reviewer)) is not None:
         return refusal
-    filters = {key: request.GET.get(key, "") for key in ("agent", "tool", "age")}
+    filters = {key: request.GET.get(key, "") for key in ("agent", "tool", "age", "order")}
     now = timezone.now()
     # Past its expiry an approval lets nothing run: it leaves the queue then, sweep or no sweep.
     approvals = approval_list_for_tenant(membership.tenant, status=ApprovalStatus.PENDING).exclude(
@@ -72,6 +72,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         approvals = approvals.filter(created_at__gte=timezone.now() - AGES[filters["age"]])
     elif filters["age"] == "older":
         approvals = approvals.filter(created_at__lt=timezone.now() - AGES["day"])
+    # Oldest first: the call that has waited longest is the one to decide next.
+    approvals = approvals.order_by("-created_at" if filters["order"] == "newest" else "created_at")
     paginator = Paginator(
         approvals.annotate(first_message=Substr(KeyTextTransform("userMessage", "run__input"), 1, 2001)),
         PAGE_SIZE,

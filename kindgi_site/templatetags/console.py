@@ -73,13 +73,15 @@ def arguments_diff(before: Any, after: Any) -> SafeString:
         old, new = before.get(key, _MISSING), after.get(key, _MISSING)
         if old == new:
             continue
-        shown_old = "" if old is _MISSING else display.json_compact(old)
-        shown_new = "" if new is _MISSING else display.json_compact(new)
         change = "added" if old is _MISSING else "removed" if new is _MISSING else "changed"
+        if isinstance(old, str) and isinstance(new, str):
+            shown_old, shown_new = display.word_diff(old, new)
+        else:
+            shown_old = format_html("<del>{}</del>", display.json_compact(old)) if old is not _MISSING else ""
+            shown_new = format_html("<ins>{}</ins>", display.json_compact(new)) if new is not _MISSING else ""
         rows.append(
             format_html(
-                '<tr class="diff-{}"><th scope="row"><code>{}</code></th>'
-                "<td><del>{}</del></td><td><ins>{}</ins></td></tr>",
+                '<tr class="diff-{}"><th scope="row"><code>{}</code></th><td>{}</td><td>{}</td></tr>',
                 change,
                 key,
                 shown_old,

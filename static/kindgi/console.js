@@ -13,6 +13,11 @@
   }
   document.addEventListener("keydown", function (event) {
     if (event.target.closest("input, textarea, select") || event.metaKey || event.ctrlKey || event.altKey) return;
+    if (event.key === "?") {
+      var help = document.getElementById("keys-help");
+      if (help && !help.open) { help.showModal(); event.preventDefault(); }
+      return;
+    }
     var list = rows();
     if (!list.length) return;
     var index = list.indexOf(selected());
@@ -24,6 +29,28 @@
     } else { return; }
     event.preventDefault();
   });
+
+  // Light or dark: the toggle flips what shows now and keeps the choice in this browser.
+  function themeNow() {
+    var chosen = document.documentElement.dataset.theme;
+    if (chosen) return chosen;
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+  function labelToggle() {
+    var toggle = document.getElementById("theme-toggle");
+    if (!toggle) return;
+    var dark = themeNow() === "dark";
+    toggle.textContent = dark ? "Light" : "Dark";
+    toggle.setAttribute("aria-pressed", dark ? "true" : "false");
+  }
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest("#theme-toggle")) return;
+    var next = themeNow() === "dark" ? "light" : "dark";
+    document.documentElement.dataset.theme = next;
+    try { localStorage.setItem("kindgi-theme", next); } catch (e) { /* kept for this page only */ }
+    labelToggle();
+  });
+  document.addEventListener("DOMContentLoaded", labelToggle);
 
   // On an approval page opened with #approve, focus Approve; with #reject, the rationale
   // (a rejection needs one).
@@ -46,6 +73,36 @@
     try { if (field.tagName === "TEXTAREA" && field.dataset.json === "true") return JSON.parse(field.value); } catch (e) { return field.value; }
     return field.value.replace(/\r\n/g, "\n");
   }
+  // The changed words of two texts (an LCS over words and spaces), as the server's diff shows them:
+  // the old with what was taken out struck through, the new with what was put in marked.
+  function wordDiff(before, after, asWords) {
+    var a = asWords ? before.match(/\s+|\S+/g) || [] : [before];
+    var b = asWords ? after.match(/\s+|\S+/g) || [] : [after];
+    if (a.length * b.length > 250000) { a = [before]; b = [after]; }
+    var n = a.length, m = b.length, i, j, lcs = [];
+    for (i = 0; i <= n; i++) { lcs.push(new Array(m + 1).fill(0)); }
+    for (i = n - 1; i >= 0; i--) for (j = m - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    var parts = [];
+    function add(side, mark, word) {
+      var last = parts[parts.length - 1];
+      if (last && last.side === side && last.mark === mark) last.text += word; else parts.push({ side: side, mark: mark, text: word });
+    }
+    var common = 0;
+    i = 0; j = 0;
+    while (i < n && j < m) {
+      if (a[i] === b[j]) { if (/\S/.test(a[i])) common++; i++; j++; }
+      else if (lcs[i][j + 1] >= lcs[i + 1][j]) j++; else i++;
+    }
+    if (!common) return [{ side: "old", mark: "del", text: before }, { side: "new", mark: "ins", text: after }];
+    i = 0; j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && a[i] === b[j]) { add("old", "", a[i]); add("new", "", b[j]); i++; j++; }
+      else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { add("new", "ins", b[j]); j++; }
+      else { add("old", "del", a[i]); i++; }
+    }
+    return parts;
+  }
   function showDiff() {
     var panel = document.getElementById("edit-diff");
     if (!panel) return;
@@ -63,8 +120,13 @@
       name.scope = "row";
       name.textContent = field.name.replace(/^arg-/, "");
       row.appendChild(name);
-      var old = row.insertCell(); var del = document.createElement("del"); del.textContent = text(before); old.appendChild(del);
-      var neu = row.insertCell(); var ins = document.createElement("ins"); ins.textContent = text(after); neu.appendChild(ins);
+      var old = row.insertCell(); var neu = row.insertCell();
+      wordDiff(text(before), text(after), typeof before === "string" && typeof after === "string").forEach(function (part) {
+        var cell = part.side === "old" ? old : neu;
+        var node = part.mark ? document.createElement(part.mark) : document.createTextNode(part.text);
+        if (part.mark) node.textContent = part.text;
+        cell.appendChild(node);
+      });
     });
     panel.hidden = changed === 0;
     var approve = document.getElementById("approve");

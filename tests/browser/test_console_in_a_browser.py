@@ -92,7 +92,10 @@ def test_rejecting_needs_a_rationale(server, page):
     sign_in(page, server, "ada")
     page.goto(f"{server.url}/console/approvals/{Approval.objects.get(run_id=run['id']).pk}/")
     page.click("#reject")
-    expect(page.locator(".errors")).to_contain_text("a rejection needs a rationale")
+    # The error sits on the rationale, which has the focus; the edit step stays shut.
+    expect(page.locator("#id_rationale-error")).to_have_text("a rejection needs a rationale")
+    expect(page.locator("#id_rationale")).to_be_focused()
+    expect(page.locator("#edit")).not_to_have_attribute("open", "")
     page.fill("textarea[name=rationale]", "Not confirmed yet")
     page.click("#reject")
     expect(page.locator("#run-status")).to_have_text("completed")
@@ -128,8 +131,9 @@ def test_edited_arguments_with_an_error_then_success(server, page):
     page.fill("textarea[name=arg-message], input[name=arg-message]", "Checkout is back to normal.")
     # No box to tick: the edit is the edit, and the page shows it before the decision.
     expect(page.locator("#edit-diff")).to_be_visible()
-    expect(page.locator("#edit-diff del")).to_have_text("chekout is back")
-    expect(page.locator("#edit-diff ins")).to_have_text("Checkout is back to normal.")
+    # Word by word: what was taken out struck through, what was put in marked.
+    expect(page.locator("#edit-diff del")).to_have_text("chekout")
+    expect(page.locator("#edit-diff ins")).to_have_text(["Checkout", "to normal."])
     expect(page.locator("#approve")).to_have_text("Approve with these changes")
     page.click("#approve")
     expect(page.locator("#run-status")).to_have_text("completed")

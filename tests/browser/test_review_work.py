@@ -35,7 +35,7 @@ def test_a_live_arrival_keeps_the_ticked_boxes_and_the_typed_rationale(server, p
 
     start_status_run(server, ada, "A fourth arrives")
     expect(page.locator("tr.approval-row")).to_have_count(4)
-    expect(page.locator("tr.approval-row").first).to_contain_text("A fourth arrives")  # newest first
+    expect(page.locator("tr.approval-row").last).to_contain_text("A fourth arrives")  # oldest first
     checked = page.locator("input[name=approval]:checked")
     expect(checked).to_have_count(3)
     expect(page.locator("input[name=rationale]")).to_have_value("Half typed")
@@ -76,8 +76,8 @@ def test_a_decision_taken_elsewhere_appears_on_an_open_page_with_its_record(serv
     expect(record).to_contain_text("Bob (senior)")
     expect(record).to_contain_text("Checked with on-call")
     expect(page.locator("#approval-status")).to_have_text("approved")
-    expect(page.locator("table.diff del")).to_have_text('"Checkout is back to normal."')
-    expect(page.locator("table.diff ins")).to_have_text('"All clear."')
+    expect(page.locator("table.diff del")).to_have_text("Checkout is back to normal.")
+    expect(page.locator("table.diff ins")).to_have_text("All clear.")
     screenshot(page, "approval-decided")
     page.reload()
     expect(page.locator(".decision-record")).to_contain_text("Bob (senior)")

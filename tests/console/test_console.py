@@ -274,7 +274,7 @@ def test_runs_list_run_page_live_part_and_cancel():
     page = client.get(f"/console/runs/{run.pk}/")
     assert f'ws-connect="/ws/runs/{run.pk}/?format=html"' in page.text
     assert '<svg class="timeline"' in page.text
-    assert "Waiting for a decision on" in page.text
+    assert "Waits for a decision:</strong>" in page.text
     live = client.get(f"/console/runs/{run.pk}/live/")
     assert live.text.lstrip().startswith('<div id="run-live">')
     cancelled = client.post(f"/console/runs/{run.pk}/cancel/", follow=True)
@@ -373,3 +373,36 @@ def test_request_changes_sends_the_call_back_and_the_agent_posts_the_reviewers_w
     run.refresh_from_db()
     assert run.output == {"reply": "Posted to the status page: Checkout is back to normal."}
     assert [post.message for post in STATUS_PAGE.posts] == ["Checkout is back to normal."]
+
+
+def test_the_queue_is_oldest_first_unless_asked_and_cuts_arguments_at_a_word():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    older = waiting("First of all, the checkout page is back to normal for everyone")
+    newer = waiting("Second.")
+    Approval.objects.filter(run=older).update(created_at=timezone.now() - timedelta(minutes=5))
+    client = signed_in(reviewer("ada"))
+    page = client.get("/console/queue/").text
+    first, second = f"approval-{older.approvals.get().pk}", f"approval-{newer.approvals.get().pk}"
+    assert page.index(first) < page.index(second)
+    assert "&quot;First of all, the checkout page is back to normal for…&quot;" in page
+    page = client.get("/console/queue/?order=newest").text
+    assert page.index(second) < page.index(first)
+
+
+def test_a_flow_waiting_on_its_steps_approval_says_so_with_a_review_button():
+    run = check_start_run(
+        tenant=default_tenant(),
+        principal=principal(),
+        flow_id="acme-ops.status-flow",
+        input={"userMessage": "Checkout is back."},
+    )
+    approval = Approval.objects.get(run__parent=run)
+    page = signed_in(reviewer("ada")).get(f"/console/runs/{run.pk}/").text
+    assert 'id="waiting-banner"' in page
+    said = "Post &quot;Checkout is back.&quot; to the public status page"
+    assert f"Waits for a decision:</strong> {said}" in page
+    assert f'<a class="button primary small" href="/console/approvals/{approval.pk}/">Review</a>' in page
+    assert 'id="run-output">None yet: the run has not finished.' in page

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from approvals.actions.decisions import Completion, CompletionKind, check_complete_approval
 from approvals.models import Approval, ApprovalStatus, DecisionLink
+from approvals.step_up import StepUp
 from core.conf import setting
 from core.errors import DomainError
 
@@ -66,7 +67,7 @@ def live_link(token: str, *, now=None) -> LiveLink:
     return LiveLink(link=link, approval=link.approval)
 
 
-def use_link(token: str, *, rationale: str = "", now=None) -> Completion:
+def use_link(token: str, *, rationale: str = "", now=None, step_up: StepUp | None = None) -> Completion:
     """Decide with ``token``'s link: claimed first (so that two uses cannot both decide), then
     decided as its person; a refused decision gives the link back, changing nothing."""
     live = live_link(token, now=now)
@@ -78,7 +79,11 @@ def use_link(token: str, *, rationale: str = "", now=None) -> Completion:
         )
     try:
         completion = check_complete_approval(
-            approval_id=link.approval_id, acting_user=link.user, decision=link.action, rationale=rationale
+            approval_id=link.approval_id,
+            acting_user=link.user,
+            decision=link.action,
+            rationale=rationale,
+            step_up=step_up,
         )
     except Exception:  # refused (or broken): nothing was decided, so the link is good again
         DecisionLink.objects.filter(pk=link.pk).update(used_at=None)

@@ -356,6 +356,11 @@ class ApprovalRule(models.Model):
         help_text="How many distinct reviewers must approve a call before it runs (any one rejection "
         "rejects it).",
     )
+    step_up = models.BooleanField(
+        default=False,
+        help_text="A decision on its approvals needs the reviewer's passkey first (console and mail "
+        "links only; API tokens and the CLI are refused).",
+    )
     escalation = models.JSONField(
         default=list,
         blank=True,
@@ -554,3 +559,20 @@ class GrantUse(models.Model):
 
     def __str__(self) -> str:
         return f"grant {self.grant_id}: {self.call_id} of run {self.run_id}"
+
+
+class StepUpChallenge(models.Model):
+    """A WebAuthn challenge bound to one decision: one reviewer, one approval (its digest) and one
+    decision. Used once; a passkey's answer to any other challenge decides nothing."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="+")
+    decision = models.CharField(max_length=16, choices=DecisionKind.choices)
+    # base64url of SHA-256(nonce, approval id, digest, decision): what the passkey signs over.
+    challenge = models.CharField(max_length=100, unique=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.decision} of {self.approval_id} by {self.user}"

@@ -12,7 +12,6 @@ approval nears its expiry.
 import logging
 from collections import defaultdict
 from datetime import timedelta
-from urllib.parse import urljoin
 
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
@@ -27,6 +26,7 @@ from approvals.links import issue_link
 from approvals.models import Approval, ApprovalStatus, Notification, Reviewer
 from approvals.permissions import can_decide
 from core.conf import setting
+from core.public import public_url
 from core.sweeps import Sweep
 from runs.engine.waitpoints import CONNECTION_USE
 from tools.mcp.definitions import tool_for_tenant
@@ -251,7 +251,3 @@ def _facts(approval: Approval) -> dict:
         "run": public_url(reverse("console:run", args=[approval.run_id])),
         "page": public_url(reverse("console:approval", args=[approval.pk])),
     }
-
-
-def public_url(path: str) -> str:
-    return urljoin(setting("KINDGI_PUBLIC_URL").rstrip("/") + "/", path.lstrip("/"))

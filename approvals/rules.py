@@ -35,6 +35,7 @@ def rules_of_tenant(tenant_id) -> list[Rule]:
             required_approvals=row.required_approvals,
             after=After.from_json(row.after) if row.after else None,
             budget=Budget.from_json(row.budget) if row.budget else None,
+            step_up=row.step_up,
         )
         for row in rows
     ]
@@ -53,6 +54,7 @@ RULE_FIELDS = (
     "ttl_seconds",
     "reason",
     "required_approvals",
+    "step_up",
     "escalation",
     "after",
     "budget",

@@ -122,6 +122,7 @@ def draft_rule(fields: dict[str, Any], *, rule_id: int, reviewer_ids: tuple[int,
         required_approvals=fields.get("required_approvals") or 1,
         after=After.from_json(after) if after else None,
         budget=Budget.from_json(fields["budget"]) if fields.get("budget") else None,
+        step_up=bool(fields.get("step_up")),
     )
 
 

@@ -9,6 +9,7 @@ from connections import console as connections
 from core import converters  # noqa: F401  (registers <anyuuid:…>)
 from mail import console as mail
 from runs import console as runs
+from tenants import passkeys_console as passkeys
 from tenants.signin import SignInView
 
 app_name = "console"
@@ -20,8 +21,11 @@ urlpatterns = [
     path("queue/", approvals.queue, name="queue"),
     path("approvals/<anyuuid:approval_id>/", approvals.approval_page, name="approval"),
     path("approvals/<anyuuid:approval_id>/panel/", approvals.approval_panel, name="approval-panel"),
+    path("approvals/<anyuuid:approval_id>/step-up/", approvals.approval_step_up, name="approval-step-up"),
     path("approvals/bulk/", approvals.bulk_decide, name="bulk"),
     path("decide/<str:token>/", links.decision_link, name="decision-link"),
+    path("decide/<str:token>/step-up/", links.decision_link_step_up, name="decision-link-step-up"),
+    path("passkeys/", passkeys.passkeys_page, name="passkeys"),
     path("notifications/", approvals.notification_settings, name="notifications"),
     path("insight/", approvals.insight, name="insight"),
     path("rules/", rules.rules_page, name="rules"),

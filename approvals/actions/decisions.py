@@ -30,6 +30,7 @@ from approvals.models import (
 )
 from approvals.permissions import can_decide
 from approvals.roles import lowest_role, may_decide
+from approvals.step_up import StepUp, confirm, needs_step_up
 from audit.models import Surface
 from core.conf import setting
 from core.errors import DomainError
@@ -82,6 +83,7 @@ def check_complete_approval(
     arguments: Any = None,
     allow: Any = None,
     surface: str = Surface.API,
+    step_up: StepUp | None = None,
 ) -> Completion:
     """Approve, reject or request changes. A rejection needs a rationale, and a request for
     changes a note (its ``rationale``) that the model reads; an approval may edit the
@@ -120,6 +122,7 @@ def check_complete_approval(
         arguments=scrub_secrets(arguments),
         allow=allow,
         surface=surface,
+        step_up=step_up,
     )
 
 
@@ -167,6 +170,7 @@ def do_complete_approval(
     arguments: Any,
     allow: Mapping[str, Any] | None = None,
     surface: str = Surface.API,
+    step_up: StepUp | None = None,
 ) -> Completion:
     """Decide once, under row locks taken run first, then approval (the order every path uses).
     A refused decision (not the decider's to take, or an edit the policy would not let run)
@@ -175,6 +179,8 @@ def do_complete_approval(
     reviewer = _REVIEWER.one_or_none(user=acting_user.pk, tenant=tenant.pk)
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
+    if needs_step_up(approval):
+        confirm(acting_user, approval, decision, step_up)
     if decision == DecisionKind.REQUEST_CHANGES:
         _may_request_changes(run, approval)
     edited, digest, context = None, approval.digest, None

@@ -145,6 +145,10 @@ class ApprovalSerializer(serializers.ModelSerializer):
     why = serializers.CharField(
         help_text="Why the gate asks, in words: 'This agent's code asks before every call of this tool'.",
     )
+    stepUp = serializers.SerializerMethodField(
+        help_text="Whether a decision needs the reviewer's passkey (its rule's stepUp): then it is decided "
+        "in the console or from its mail link, and an API token is refused."
+    )
 
     class Meta:
         model = Approval
@@ -157,6 +161,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "title",
             "summary",
             "why",
+            "stepUp",
             "provenanceRef",
             "createdAt",
             "decidedAt",
@@ -168,6 +173,9 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "reason",
         ]
         read_only_fields = fields
+
+    def get_stepUp(self, approval: Approval) -> bool:  # noqa: N802  (the wire's name)
+        return bool((approval.gate or {}).get("stepUp"))
 
     def get_reason(self, approval: Approval) -> str:
         return (approval.gate or {}).get("reason", "")
@@ -455,6 +463,12 @@ class ApprovalRuleSerializer(StrictModelSerializer):
         max_value=MAX_REQUIRED_APPROVALS,
         help_text="How many distinct reviewers must approve a call before it runs; any rejection rejects.",
     )
+    stepUp = StrictBooleanField(
+        source="step_up",
+        default=False,
+        help_text="A decision on its approvals needs the reviewer's passkey first: they decide in the "
+        "console or a mail link, never with an API token or the CLI.",
+    )
     escalation = EscalationField(
         required=False,
         default=list,
@@ -497,6 +511,7 @@ class ApprovalRuleSerializer(StrictModelSerializer):
             "ttlSeconds",
             "reason",
             "requiredApprovals",
+            "stepUp",
             "escalation",
             "after",
             "budget",
@@ -525,6 +540,7 @@ _CAMEL = {
     "required_role": "requiredRole",
     "tool_pattern": "toolPattern",
     "required_approvals": "requiredApprovals",
+    "step_up": "stepUp",
 }
 
 

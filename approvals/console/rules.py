@@ -53,6 +53,11 @@ class DraftForm(forms.Form):
         label="Approvals needed",
         help_text="from distinct reviewers; any one rejection rejects",
     )
+    step_up = forms.BooleanField(
+        required=False,
+        label="Ask for a passkey",
+        help_text="the reviewer confirms with their passkey before deciding; no API token or CLI decides",
+    )
     escalation = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Substr
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -22,11 +22,13 @@ from approvals.insight import WINDOWS, decision_insight
 from approvals.models import Approval, ApprovalStatus, Reviewer
 from approvals.permissions import can_decide, names_of_reviewers
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
+from approvals.step_up import StepUp, begin, needs_step_up
 from audit.models import Surface
 from core.errors import DomainError
 from core.lookups import one_or_none
 from runs.conversation import conversation_of
 from runs.engine.waitpoints import CONNECTION_USE, PENDING_TOOL_CALL
+from tenants.passkeys import PasskeyError, RelyingParty
 from tools.mcp.definitions import tool_for_tenant
 from tools.models import Tool
 
@@ -137,6 +139,8 @@ def _approval_context(request, membership, reviewer, approval_id) -> dict | None
         "errors": [],
         "decidable": _offer(reviewer, approval, user=request.user),
         "reviewer": reviewer,
+        "step_up": needs_step_up(approval),
+        "has_passkey": request.user.passkeys.exists() if needs_step_up(approval) else True,
     }
 
 
@@ -189,6 +193,7 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
                     arguments=form.edited_arguments(),
                     allow=form.allow(),
                     surface=Surface.CONSOLE,
+                    step_up=step_up_of(request),
                 )
             except ApprovalInputError as error:
                 context["errors"] = form.add_argument_errors(error.errors)
@@ -211,6 +216,36 @@ def approval_page(request: HttpRequest, approval_id: UUID) -> HttpResponse:
     run = approval.run
     context |= {"run": run, "parent": run.parent, "messages_list": conversation_of(run)}
     return render(request, "console/approval.html", context, status=status)
+
+
+def step_up_of(request) -> StepUp | None:
+    """The passkey's answer a decision's form brought, if any (``approvals.step_up``)."""
+    credential = request.POST.get("step_up", "")
+    return StepUp(credential=credential, party=RelyingParty.of(request)) if credential else None
+
+
+@login_required
+@require_POST
+def approval_step_up(request: HttpRequest, approval_id: UUID) -> HttpResponse:
+    """The challenge for the reviewer's passkey to confirm one decision on one approval (JSON),
+    offered only to a reviewer who may take that decision."""
+    membership, reviewer = _context(request)
+    if membership is None or reviewer is None:
+        return JsonResponse({"error": "you are not a reviewer of this tenant"}, status=403)
+    try:
+        approval = approval_get_for_tenant(membership.tenant, approval_id)
+    except ApprovalError:
+        return JsonResponse({"error": "there is no such approval"}, status=404)
+    decision = request.POST.get("decision", "")
+    if decision not in approval.decisions_offered:
+        return JsonResponse({"error": f"choose one of: {', '.join(approval.decisions_offered)}"}, status=400)
+    if (refusal := can_decide(reviewer, approval, user=request.user)) is not None:
+        return JsonResponse({"error": f"you can't decide this: {refusal.reason}"}, status=403)
+    try:
+        options = begin(request.user, approval, decision, RelyingParty.of(request))
+    except PasskeyError as error:
+        return JsonResponse({"error": str(error)}, status=400)
+    return HttpResponse(options, content_type="application/json")
 
 
 @login_required

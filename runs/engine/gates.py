@@ -52,6 +52,8 @@ class GateDecision:
     reviewer_ids: tuple[int, ...] = ()
     # How many distinct reviewers must approve before the call runs (a rejection by any one ends it).
     required_approvals: int = 1
+    # Whether a decision on it needs the reviewer's passkey first (a rule's ``stepUp``).
+    step_up: bool = False
     rule_id: int | None = None
     rule_name: str = ""
     # For a REFUSE by a rule: the reason the rule gives, told to the model and in the run's failure.
@@ -69,6 +71,7 @@ class GateDecision:
             "ttlSeconds": self.ttl_seconds,
             "reviewerIds": list(self.reviewer_ids),
             "requiredApprovals": self.required_approvals if self.required_approvals > 1 else 0,
+            "stepUp": self.step_up,
             "ruleId": self.rule_id,
             "ruleName": self.rule_name,
             "grantId": self.grant_id,
@@ -161,6 +164,7 @@ class Rule:
     required_approvals: int = 1
     after: After | None = None
     budget: Budget | None = None
+    step_up: bool = False
 
     def matches(self, call: CallFacts) -> bool:
         if not fnmatch.fnmatchcase(call.tool_id, self.tool_pattern or "*"):
@@ -315,6 +319,7 @@ def decide_gate(
         ttl_seconds=min(ttls) if ttls else None,
         reviewer_ids=named.reviewer_ids if named else (),
         required_approvals=named.required_approvals if named else 1,
+        step_up=any(side.step_up for side in asking),
         rule_id=named.rule_id if named else None,
         rule_name=named.rule_name if named else "",
         rule=tenant.rule if tenant else None,
@@ -345,6 +350,7 @@ def strictest_ask(gates: Sequence[Mapping[str, Any]], *, roles: Sequence[str]) -
         "requiredRole": role,
         "reviewerIds": named,
         "requiredApprovals": approvals if approvals > 1 else 0,
+        "stepUp": any(gate.get("stepUp") for gate in gates),
     }
     return {key: value for key, value in needs.items() if value}
 
@@ -390,5 +396,6 @@ def tenant_gate(
         ttl_seconds=rule.ttl_seconds,
         reviewer_ids=rule.reviewer_ids,
         required_approvals=rule.required_approvals,
+        step_up=rule.step_up,
         **named,
     )

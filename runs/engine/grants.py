@@ -51,7 +51,7 @@ class Grant:
         four_eyes: bool,
     ) -> bool:
         """Whether this grant may let ``call`` run in place of ``gate`` (an ask)."""
-        if gate.gate != Gate.ASK or gate.required_approvals > 1:
+        if gate.gate != Gate.ASK or gate.required_approvals > 1 or gate.step_up:
             return False
         if gate.reviewer_ids and int(self.granter_id) not in gate.reviewer_ids:
             return False

@@ -531,6 +531,7 @@ def over_budget(decision: GateDecision, rule: Rule, use: str) -> GateDecision:
         ttl_seconds=decision.ttl_seconds or rule.ttl_seconds,
         reviewer_ids=decision.reviewer_ids or rule.reviewer_ids,
         required_approvals=max(decision.required_approvals, rule.required_approvals),
+        step_up=decision.step_up or rule.step_up,
     )
 
 

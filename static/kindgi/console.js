@@ -52,6 +52,81 @@
   });
   document.addEventListener("DOMContentLoaded", labelToggle);
 
+  // Passkeys (WebAuthn). A form marked data-step-up asks the server for a challenge bound to this
+  // decision, has the person's passkey answer it, and sends the answer with the decision; the
+  // Passkeys page registers one the same way. The JSON forms of the options and answers are the
+  // browser's own where it has them (parse…FromJSON, toJSON), else made here.
+  function unb64(value) {
+    var plain = atob(value.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((value.length + 3) % 4));
+    return Uint8Array.from(plain, function (c) { return c.charCodeAt(0); }).buffer;
+  }
+  function b64(buffer) {
+    var plain = String.fromCharCode.apply(null, new Uint8Array(buffer));
+    return btoa(plain).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function requestOptions(data) {
+    if (window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON) return PublicKeyCredential.parseRequestOptionsFromJSON(data);
+    data.challenge = unb64(data.challenge);
+    (data.allowCredentials || []).forEach(function (c) { c.id = unb64(c.id); });
+    return data;
+  }
+  function creationOptions(data) {
+    if (window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) return PublicKeyCredential.parseCreationOptionsFromJSON(data);
+    data.challenge = unb64(data.challenge);
+    data.user.id = unb64(data.user.id);
+    (data.excludeCredentials || []).forEach(function (c) { c.id = unb64(c.id); });
+    return data;
+  }
+  function answer(credential) {
+    if (credential.toJSON) return JSON.stringify(credential.toJSON());
+    var response = credential.response, out = { id: credential.id, rawId: b64(credential.rawId), type: credential.type, clientExtensionResults: {}, response: { clientDataJSON: b64(response.clientDataJSON) } };
+    if (response.attestationObject) { out.response.attestationObject = b64(response.attestationObject); out.response.transports = response.getTransports ? response.getTransports() : []; }
+    if (response.authenticatorData) { out.response.authenticatorData = b64(response.authenticatorData); out.response.signature = b64(response.signature); if (response.userHandle) out.response.userHandle = b64(response.userHandle); }
+    return JSON.stringify(out);
+  }
+  function say(id, message) {
+    var where = document.getElementById(id);
+    if (where) { where.textContent = message; where.hidden = !message; }
+  }
+  async function postFor(form, url, fields) {
+    var body = new FormData();
+    body.append("csrfmiddlewaretoken", form.querySelector("[name=csrfmiddlewaretoken]").value);
+    Object.keys(fields).forEach(function (name) { body.append(name, fields[name]); });
+    var response = await fetch(url, { method: "POST", body: body, credentials: "same-origin" });
+    var data = await response.json();
+    if (!response.ok) throw new Error(data.error || ("the server said " + response.status));
+    return data;
+  }
+  document.addEventListener("submit", async function (event) {
+    var form = event.target;
+    if (form.dataset.stepUp && !form.dataset.confirmed) {
+      event.preventDefault();
+      var decision = event.submitter && event.submitter.name === "decision" ? event.submitter.value : "";
+      try {
+        say("step-up-error", "");
+        var options = await postFor(form, form.dataset.stepUp, { decision: decision });
+        var credential = await navigator.credentials.get({ publicKey: requestOptions(options) });
+        form.querySelector("[name=step_up]").value = answer(credential);
+        var carried = form.querySelector("input[type=hidden][name=decision]");
+        if (carried) { carried.disabled = false; carried.value = decision; }
+        form.dataset.confirmed = "yes";
+        form.submit();
+      } catch (error) {
+        say("step-up-error", "Your passkey did not confirm it: " + error.message);
+      }
+    } else if (form.id === "passkey-register" && !form.querySelector("[name=credential]").value) {
+      event.preventDefault();
+      try {
+        say("passkey-error", "");
+        var made = await navigator.credentials.create({ publicKey: creationOptions(await postFor(form, location.pathname, { action: "options" })) });
+        form.querySelector("[name=credential]").value = answer(made);
+        form.submit();
+      } catch (error) {
+        say("passkey-error", "No passkey was made: " + error.message);
+      }
+    }
+  });
+
   // On an approval page opened with #approve, focus Approve; with #reject, the rationale
   // (a rejection needs one).
   function focusFromHash() {

@@ -23,6 +23,8 @@ NOT_PAGES = {
     "home",  # a redirect to the queue
     "logout",
     "approval-panel",
+    "approval-step-up",
+    "decision-link-step-up",
     "bulk",
     "grant-revoke",
     "run-live",
@@ -87,6 +89,7 @@ def every_page(server, ada) -> dict[str, str]:
         "mailboxes": f"{base}/mail/",
         "mailbox": f"{base}/mail/{mailbox.pk}/",
         "audit": f"{base}/audit/",
+        "passkeys": f"{base}/passkeys/",
     }
 
 

@@ -35,7 +35,8 @@ def test_a_person_removes_only_their_own_passkey():
 
 def test_a_registration_without_its_challenge_or_with_a_bad_answer_registers_nothing():
     client = signed_in(member("ada"))
-    answer = client.post("/console/passkeys/", {"action": "register", "name": "x", "credential": "{}"}, follow=True)
+    bare = {"action": "register", "name": "x", "credential": "{}"}
+    answer = client.post("/console/passkeys/", bare, follow=True)
     assert "Start again" in answer.text
     options = client.post("/console/passkeys/", {"action": "options"})
     assert options.status_code == 200

@@ -132,9 +132,17 @@ def decision_insight(tenant, *, days: int, now: datetime) -> Insight:
             Approval.objects.filter(tenant=tenant, status=ApprovalStatus.PENDING)
             .exclude(expires_at__lte=now)
             .order_by("created_at")
-            .only("id", "tool_key", "agent_key", "flow_key", "node_id", "created_at", "required_role")[
-                :OLDEST
-            ]
+            .only(
+                "id",
+                "tool_key",
+                "agent_key",
+                "flow_key",
+                "node_id",
+                "created_at",
+                "required_role",
+                "summary",
+                "arguments",
+            )[:OLDEST]
         ),
     )
 

@@ -1,8 +1,6 @@
 """The console's rules page: the tenant's rules, and a draft (new, or an edit of one) simulated
 against the recorded calls before a tenant admin saves it."""
 
-import json
-
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,12 +17,31 @@ from approvals.simulator import OUTCOMES, WOULD, draft_rule, simulate
 from audit.models import Surface
 from core.bounds import SECONDS_MAX, SEQUENCE_MAX
 from kindgi.effects import EffectKind
-from runs.engine.budgets import Budget
+from kindgi.gates import RULE_GATE_LABELS, RuleGate
+from runs.engine.budgets import SCOPES, WINDOW_MAX, Budget
 from runs.engine.sequences import AFTER_KEYS, CONVERSATION, RUN, After
 from tenants.authority import configure_refusal
 from tenants.exceptions import ConfigurationForbiddenError
 
 WINDOWS = {"7": 7, "30": 30, "90": 90}
+# The escalation steps the form offers, a row each (a rule holds at most MAX_STEPS).
+ESCALATION_ROWS = 4
+ESCALATION_ACTIONS = ("raiseRole", "notify", "addReviewers", "expire")
+ESCALATION_CHOICES = [
+    ("", "—"),
+    ("raiseRole", "needs the role"),
+    ("notify", "tells"),
+    ("addReviewers", "adds reviewers"),
+    ("expire", "expires"),
+]
+BUDGET_FIELDS = (
+    "budget_scope",
+    "budget_window",
+    "budget_max_calls",
+    "budget_sum_of",
+    "budget_max_sum",
+    "budget_over",
+)
 NEW_RULE_ID = 2**62  # newer than any saved rule: ties of precedence go to the older
 
 
@@ -32,19 +49,36 @@ class DraftForm(forms.Form):
     """A rule's fields, checked by ``rule_errors`` as the admin and the API check them."""
 
     rule = forms.IntegerField(required=False, min_value=1, max_value=SEQUENCE_MAX, widget=forms.HiddenInput)
-    name = forms.CharField(max_length=200)
-    enabled = forms.BooleanField(required=False, initial=True)
-    tool_pattern = forms.CharField(max_length=200, required=False, initial="*", help_text="e.g. acme-ops.*")
-    agent_pattern = forms.CharField(max_length=200, required=False, initial="*")
-    effect_kind = forms.ChoiceField(required=False)
-    resource_pattern = forms.CharField(max_length=200, required=False)
-    condition = forms.CharField(max_length=500, required=False, help_text="e.g. /amountCents > 10000")
-    gate = forms.ChoiceField(choices=[(gate, gate) for gate in ApprovalRule.Gate.values])
-    required_role = forms.ChoiceField(required=False)
+    name = forms.CharField(max_length=200, label="Name")
+    enabled = forms.BooleanField(required=False, initial=True, label="In force")
+    tool_pattern = forms.CharField(
+        max_length=200,
+        required=False,
+        initial="*",
+        label="Calls of the tools",
+        help_text="a glob, e.g. acme-ops.*",
+    )
+    agent_pattern = forms.CharField(max_length=200, required=False, initial="*", label="By the agents")
+    effect_kind = forms.ChoiceField(required=False, label="That touch (effect)")
+    resource_pattern = forms.CharField(
+        max_length=200, required=False, label="The resource", help_text="a glob"
+    )
+    condition = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Only when",
+        help_text="a condition on the arguments, e.g. /amountCents > 10000",
+    )
+    gate = forms.ChoiceField(
+        choices=[(gate.value, words) for gate, words in RULE_GATE_LABELS.items()], label="Then"
+    )
+    required_role = forms.ChoiceField(required=False, label="Decided by")
     ttl_seconds = forms.IntegerField(
         required=False, min_value=1, max_value=SECONDS_MAX, label="Waits at most (seconds)"
     )
-    reason = forms.CharField(max_length=500, required=False)
+    reason = forms.CharField(
+        max_length=500, required=False, label="Why", help_text="told to the model when it denies"
+    )
     required_approvals = forms.IntegerField(
         required=False,
         min_value=1,
@@ -57,12 +91,6 @@ class DraftForm(forms.Form):
         required=False,
         label="Ask for a passkey",
         help_text="the reviewer confirms with their passkey before deciding; no API token or CLI decides",
-    )
-    escalation = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text='steps while it waits, e.g. [{"afterSeconds": 60, "raiseRole": "senior"}, '
-        '{"afterSeconds": 120, "expire": true}]',
     )
     after_kind = forms.ChoiceField(
         required=False,
@@ -86,11 +114,29 @@ class DraftForm(forms.Form):
         choices=[(RUN, "the run"), (CONVERSATION, "the conversation (its earlier turns too)")],
         initial=RUN,
     )
-    budget = forms.CharField(
+    budget_scope = forms.ChoiceField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text='a total across the calls it matches, e.g. {"scope": "run", "sumOf": "/amountCents", '
-        '"maxSum": 100000, "overBudget": "always_ask"}',
+        label="Budget: count",
+        choices=[("", "no budget")] + [(scope, f"per {scope}") for scope in SCOPES],
+    )
+    budget_window = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=WINDOW_MAX,
+        label="over the last (seconds)",
+        help_text="empty: ever",
+    )
+    budget_max_calls = forms.IntegerField(
+        required=False, min_value=1, max_value=1_000_000_000, label="at most calls"
+    )
+    budget_sum_of = forms.CharField(
+        required=False, max_length=200, label="and a sum of", help_text="a JSON pointer, e.g. /amountCents"
+    )
+    budget_max_sum = forms.FloatField(required=False, min_value=0.000001, max_value=1e14, label="at most")
+    budget_over = forms.ChoiceField(
+        required=False,
+        label="over it",
+        choices=[(RuleGate.ALWAYS_ASK.value, "ask a person"), (RuleGate.DENY.value, "refuse")],
     )
     days = forms.ChoiceField(
         choices=[(d, f"last {d} days") for d in WINDOWS], initial="30", label="Judge calls of the"
@@ -99,26 +145,33 @@ class DraftForm(forms.Form):
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.tenant = tenant
+        for row in range(ESCALATION_ROWS):
+            self.fields[f"esc_{row}_after"] = forms.IntegerField(
+                required=False, min_value=1, max_value=SECONDS_MAX, label=f"Step {row + 1}: after (seconds)"
+            )
+            self.fields[f"esc_{row}_action"] = forms.ChoiceField(
+                required=False, choices=ESCALATION_CHOICES, label="it"
+            )
+            self.fields[f"esc_{row}_value"] = forms.CharField(
+                required=False, max_length=500, label="whom", help_text="a role, or usernames with commas"
+            )
+
         self.fields["effect_kind"].choices = [("", "any")] + [(kind.value, kind.value) for kind in EffectKind]
         self.fields["required_role"].choices = [("", "the lowest role")] + [(r, r) for r in reviewer_roles()]
 
-    def clean_escalation(self) -> list:
-        text = self.cleaned_data.get("escalation", "").strip()
-        if not text:
-            return []
-        try:
-            return json.loads(text)
-        except ValueError as error:
-            raise forms.ValidationError(f"not JSON: {error}") from None
+    def escalation_rows(self) -> list[tuple]:
+        """Each escalation step's fields, a row each."""
+        return [
+            (self[f"esc_{row}_after"], self[f"esc_{row}_action"], self[f"esc_{row}_value"])
+            for row in range(ESCALATION_ROWS)
+        ]
 
-    def clean_budget(self) -> dict | None:
-        text = self.cleaned_data.get("budget", "").strip()
-        if not text:
-            return None
-        try:
-            return json.loads(text)
-        except ValueError as error:
-            raise forms.ValidationError(f"not JSON: {error}") from None
+    def budget_fields(self) -> list:
+        return [self[name] for name in BUDGET_FIELDS]
+
+    def main_fields(self) -> list:
+        grouped = set(BUDGET_FIELDS) | {name for name in self.fields if name.startswith("esc_")}
+        return [self[name] for name in self.fields if name not in grouped]
 
     def clean_required_approvals(self) -> int:
         return self.cleaned_data.get("required_approvals") or 1
@@ -126,11 +179,17 @@ class DraftForm(forms.Form):
     def clean(self):
         data = super().clean()
         data["after"] = _after_of(data)
+        data["escalation"] = _escalation_of(data)
+        data["budget"] = _budget_of(data)
         fields = {name: data.get(name) for name in RULE_FIELDS}
         for field, message in rule_errors(fields, tenant=self.tenant).items():
-            field = "after_kind" if field == "after" else field
-            if field in self.fields and field not in self.errors:
+            field = {"after": "after_kind", "budget": "budget_scope"}.get(field, field)
+            if field == "escalation":
+                self.add_error(None, f"Escalation: {message}")
+            elif field in self.fields and field not in self.errors:
                 self.add_error(field, message)
+            elif field not in self.fields:
+                self.add_error(None, f"{field}: {message}")
         rule_id = data.get("rule")
         if rule_id is not None and not ApprovalRule.objects.filter(pk=rule_id, tenant=self.tenant).exists():
             self.add_error("rule", f"there is no rule {rule_id}")
@@ -150,10 +209,63 @@ def _after_of(data: dict) -> dict | None:
     return {kind: value, "scope": data.get("after_scope") or RUN}
 
 
+def _escalation_of(data: dict) -> list[dict]:
+    """The form's step rows as a rule holds its escalation (rows left empty are no steps)."""
+    steps = []
+    for row in range(ESCALATION_ROWS):
+        action = data.get(f"esc_{row}_action") or ""
+        after = data.get(f"esc_{row}_after")
+        if not action and after is None:
+            continue
+        value: object = True
+        text = (data.get(f"esc_{row}_value") or "").strip()
+        if action in ("notify", "addReviewers"):
+            value = [name.strip() for name in text.split(",") if name.strip()]
+        elif action == "raiseRole":
+            value = text
+        steps.append({"afterSeconds": after, action or "expire": value})
+    return steps
+
+
+def _budget_of(data: dict) -> dict | None:
+    """The form's budget fields as a rule holds its budget (None: no budget)."""
+    if not data.get("budget_scope"):
+        return None
+    budget: dict = {"scope": data["budget_scope"], "overBudget": data.get("budget_over") or "always_ask"}
+    optional = {
+        "windowSeconds": data.get("budget_window"),
+        "maxCalls": data.get("budget_max_calls"),
+        "sumOf": (data.get("budget_sum_of") or "").strip() or None,
+        "maxSum": data.get("budget_max_sum"),
+    }
+    return budget | {key: value for key, value in optional.items() if value is not None}
+
+
 def _editing_initial(rule: ApprovalRule) -> dict:
-    initial = {"rule": rule.pk, **{name: getattr(rule, name) for name in RULE_FIELDS if name != "after"}}
-    initial["escalation"] = json.dumps(rule.escalation) if rule.escalation else ""
-    initial["budget"] = json.dumps(rule.budget) if rule.budget else ""
+    initial = {
+        "rule": rule.pk,
+        **{
+            name: getattr(rule, name) for name in RULE_FIELDS if name not in ("after", "escalation", "budget")
+        },
+    }
+    for row, step in enumerate(rule.escalation[:ESCALATION_ROWS]):
+        action = next((name for name in ESCALATION_ACTIONS if name in step), "expire")
+        value = step.get(action)
+        initial[f"esc_{row}_after"] = step.get("afterSeconds")
+        initial[f"esc_{row}_action"] = action
+        initial[f"esc_{row}_value"] = (
+            ", ".join(value) if isinstance(value, list) else ("" if value is True else value)
+        )
+    if rule.budget:
+        budget = rule.budget
+        initial |= {
+            "budget_scope": budget.get("scope"),
+            "budget_window": budget.get("windowSeconds"),
+            "budget_max_calls": budget.get("maxCalls"),
+            "budget_sum_of": budget.get("sumOf", ""),
+            "budget_max_sum": budget.get("maxSum"),
+            "budget_over": budget.get("overBudget", "always_ask"),
+        }
     if rule.after:
         kind = next(key for key in AFTER_KEYS if key in rule.after)
         initial["after_kind"] = kind

@@ -156,3 +156,54 @@ def test_a_rule_that_applies_only_after_something_ran_is_drafted_saved_and_shown
     bad = client.get(reverse("console:rules"), DRAFT | {"after_kind": "toolPattern", "after_value": ""})
     assert bad.status_code == 400
     assert 'id="error-after_kind">toolPattern: a glob on tool ids' in bad.text
+
+
+def test_escalation_steps_and_a_budget_are_rows_of_fields_in_words(client):
+    client.force_login(member("tia", tenant_admin=True))
+    reviewer("sam", role="senior")
+    page = client.get(reverse("console:rules"))
+    assert '<option value="ask_once">ask on first use in a conversation</option>' in page.text
+    assert '<label for="id_condition">Only when:</label>' in page.text
+    steps = {
+        "esc_0_after": "600",
+        "esc_0_action": "raiseRole",
+        "esc_0_value": "senior",
+        "esc_1_after": "900",
+        "esc_1_action": "notify",
+        "esc_1_value": "sam, tia",
+        "esc_2_after": "3600",
+        "esc_2_action": "expire",
+        "budget_scope": "run",
+        "budget_max_calls": "3",
+        "budget_sum_of": "/amountCents",
+        "budget_max_sum": "5000",
+        "budget_over": "deny",
+    }
+    saved = client.post(reverse("console:rules"), DRAFT | steps, follow=True)
+    assert "Saved the rule &quot;ask for notes&quot;." in saved.text, saved.text
+    rule = ApprovalRule.objects.get()
+    assert rule.escalation == [
+        {"afterSeconds": 600, "raiseRole": "senior"},
+        {"afterSeconds": 900, "notify": ["sam", "tia"]},
+        {"afterSeconds": 3600, "expire": True},
+    ]
+    assert rule.budget == {
+        "scope": "run",
+        "maxCalls": 3,
+        "sumOf": "/amountCents",
+        "maxSum": 5000,
+        "overBudget": "deny",
+    }
+    editing = client.get(reverse("console:rules"), {"edit": rule.pk}).text
+    assert 'name="esc_1_value" value="sam, tia"' in editing
+    assert 'name="budget_max_calls" value="3"' in editing
+
+    out_of_order = DRAFT | {
+        "esc_0_after": "600",
+        "esc_0_action": "expire",
+        "esc_1_after": "60",
+        "esc_1_action": "notify",
+    }
+    bad = client.get(reverse("console:rules"), out_of_order)
+    assert bad.status_code == 400
+    assert "Escalation: " in bad.text

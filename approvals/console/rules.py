@@ -284,7 +284,8 @@ def described_budget(rule: ApprovalRule) -> str:
         most.append(f"{budget.max_calls:,} calls")
     if budget.sum_of:
         most.append(f"{budget.max_sum:,} of {budget.sum_of}")
-    return f"at most {' and '.join(most)} {budget.where()}, then {budget.over_budget}"
+    over = "refuse" if budget.over_budget == RuleGate.DENY else "ask a person"
+    return f"at most {' and '.join(most)} {budget.where()}, then {over}"
 
 
 def described_after(rule: ApprovalRule) -> str:

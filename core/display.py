@@ -47,15 +47,17 @@ def effect_words(effects) -> list[str]:
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")
-# Past this many words a text is compared whole: a word diff of two books is no help to anyone.
-DIFF_WORDS = 2_000
+# Past this many word pairs the texts are compared whole (as console.js does): a word diff of two
+# books is no help to anyone, and its cost grows with the product.
+DIFF_WORK = 250_000
 
 
 def word_diff(old: str, new: str) -> tuple[SafeString, SafeString]:
     """Two texts as a reviewer compares them: the old with the words taken out struck through,
     the new with the words put in marked; the words both keep, plain. Escaped."""
+    old, new = old[:SHOWN_CHARACTERS], new[:SHOWN_CHARACTERS]
     before, after = _WORDS.findall(old), _WORDS.findall(new)
-    if len(before) > DIFF_WORDS or len(after) > DIFF_WORDS:
+    if len(before) * len(after) > DIFF_WORK:
         return format_html("<del>{}</del>", old), format_html("<ins>{}</ins>", new)
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     kept_words = sum(

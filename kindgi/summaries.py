@@ -10,6 +10,7 @@ none) is summed up by the first sentence of its description and its arguments.
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -77,6 +78,12 @@ def fallback_summary(description: str, arguments: Any) -> str:
     return cut_at_word(f"{first} ({'; '.join(shown)})" if shown else first, SUMMARY_MOST)
 
 
+def _visible(text: str) -> str:
+    """``text`` without control and format characters (a right-to-left override, a zero-width
+    space): an argument must not rearrange the sentence it is shown in."""
+    return "".join(char for char in text if unicodedata.category(char) not in ("Cc", "Cf") or char in "\t\n")
+
+
 def _shown(value: Any, *, most: int = VALUE_MOST) -> str:
     if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
         text = ", ".join(value)  # a list of addresses, of names: as a person writes one
@@ -84,7 +91,7 @@ def _shown(value: Any, *, most: int = VALUE_MOST) -> str:
         text = value
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return cut_at_word(" ".join(text.split()), most)
+    return cut_at_word(" ".join(_visible(text).split()), most)
 
 
 def cut_at_word(text: str, most: int) -> str:

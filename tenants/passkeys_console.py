@@ -25,6 +25,13 @@ def passkeys_page(request: HttpRequest) -> HttpResponse:
                 return JsonResponse({"error": str(error)}, status=400)
             request.session[SESSION_KEY] = challenge
             return HttpResponse(options, content_type="application/json")
+        if action in ("register", "remove") and not request.user.check_password(
+            request.POST.get("password", "")
+        ):
+            # A session alone (stolen, or a browser an agent drives) must not change what
+            # confirms decisions: the person says their password again.
+            messages.error(request, "Your password was not right: nothing changed.")
+            return redirect("console:passkeys")
         if action == "register":
             challenge = request.session.pop(SESSION_KEY, None)
             if not challenge:

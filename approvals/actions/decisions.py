@@ -180,6 +180,15 @@ def do_complete_approval(
     if (refusal := can_decide(reviewer, approval, user=acting_user)) is not None:
         raise refusal.error()
     if needs_step_up(approval):
+        if arguments is not None or allow is not None:
+            # The passkey confirms a decision on the call as it was asked for, nothing more.
+            what = "/arguments" if arguments is not None else "/allow"
+            raise ApprovalInputError(
+                [
+                    f"{what}: this call's rule asks for the reviewer's passkey, which confirms the call "
+                    "as asked: approve it as it is, or reject it"
+                ]
+            )
         confirm(acting_user, approval, decision, step_up)
     if decision == DecisionKind.REQUEST_CHANGES:
         _may_request_changes(run, approval)
@@ -428,6 +437,12 @@ def _allowed_edit(
             raise DecisionForbiddenError(
                 f"the edited call needs {gate.required_approvals} approvals from distinct reviewers "
                 f"({gate.reason}); approve the call as asked or reject it, so the approval is still pending"
+            )
+        if gate.step_up:
+            raise DecisionForbiddenError(
+                f"the edited call's rule asks for the reviewer's passkey ({gate.reason}), which confirms "
+                "a call as it was asked for: approve the call as asked or reject it, so the approval is "
+                "still pending"
             )
     return verdict.call.arguments, context
 

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from approvals.actions.rules import check_save_rule
+from approvals.escalation_steps import MAX_STEPS
 from approvals.exceptions import ApprovalInputError
 from approvals.models import ApprovalRule, Reviewer
 from approvals.roles import reviewer_roles
@@ -25,7 +26,9 @@ from tenants.exceptions import ConfigurationForbiddenError
 
 WINDOWS = {"7": 7, "30": 30, "90": 90}
 # The escalation steps the form offers, a row each (a rule holds at most MAX_STEPS).
-ESCALATION_ROWS = 4
+ESCALATION_ROWS = MAX_STEPS
+# Rows shown open; the others wait under "More steps" unless they hold one.
+ESCALATION_ROWS_OPEN = 4
 ESCALATION_ACTIONS = ("raiseRole", "notify", "addReviewers", "expire")
 ESCALATION_CHOICES = [
     ("", "—"),
@@ -160,10 +163,18 @@ class DraftForm(forms.Form):
         self.fields["required_role"].choices = [("", "the lowest role")] + [(r, r) for r in reviewer_roles()]
 
     def escalation_rows(self) -> list[tuple]:
-        """Each escalation step's fields, a row each."""
+        """Each escalation step's fields, a row each: those shown open."""
+        return self._rows(range(ESCALATION_ROWS_OPEN))
+
+    def more_escalation_rows(self) -> list[tuple]:
+        return self._rows(range(ESCALATION_ROWS_OPEN, ESCALATION_ROWS))
+
+    def more_steps_used(self) -> bool:
+        return any(after.value() or action.value() for after, action, _ in self.more_escalation_rows())
+
+    def _rows(self, rows) -> list[tuple]:
         return [
-            (self[f"esc_{row}_after"], self[f"esc_{row}_action"], self[f"esc_{row}_value"])
-            for row in range(ESCALATION_ROWS)
+            (self[f"esc_{row}_after"], self[f"esc_{row}_action"], self[f"esc_{row}_value"]) for row in rows
         ]
 
     def budget_fields(self) -> list:

@@ -150,6 +150,8 @@ def _editable(approval, tool) -> dict:
     several approvals (each reviewer approves the same call)."""
     if tool is None or approval.subject_kind == CONNECTION_USE or approval.required_approvals > 1:
         return {}
+    if needs_step_up(approval):
+        return {}  # the passkey confirms the call as asked
     return tool.input_schema
 
 
@@ -160,6 +162,7 @@ def _may_allow(approval) -> bool:
         approval.subject_kind == PENDING_TOOL_CALL
         and approval.required_approvals == 1
         and not approval.subject_ref.get("flowId")
+        and not needs_step_up(approval)
     )
 
 

@@ -104,7 +104,13 @@ class BoundedNumberField(serializers.FloatField):
         super().__init__(max_value=most, error_messages=messages, **kwargs)
 
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        try:
+            finite = math.isfinite(data)
+        except OverflowError:  # an integer of hundreds of digits: no float holds it
+            finite = False
+        if not finite:
             self.fail("invalid")
         if data <= self.above:
             self.fail("invalid")

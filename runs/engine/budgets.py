@@ -171,7 +171,11 @@ def measured(arguments: Any, pointer: str) -> float | None:
     value = value_at(arguments if isinstance(arguments, Mapping) else {}, pointer)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not math.isfinite(value) or value < 0:
+    try:
+        if not math.isfinite(value) or value < 0:
+            return None
+        float(value)
+    except OverflowError:  # an integer too long for any float: not an amount a budget can add
         return None
     return value
 

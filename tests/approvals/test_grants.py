@@ -241,6 +241,7 @@ def test_a_granted_call_the_guardrails_then_refuse_gives_its_use_back():
         ("maxSum", True, "must be a number"),
         ("maxSum", "1e3", "must be a number"),
         ("maxSum", 0, "must be a number above 0"),
+        ("maxSum", 10**400, "must be a number above 0"),
         ("expiresAt", "2030-01-01T10:00:00", "must say its time zone"),
         ("expiresAt", 1893492000, "must be a date and time"),
     ],

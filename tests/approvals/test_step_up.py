@@ -116,3 +116,53 @@ def test_a_broken_passkey_answer_in_the_console_decides_nothing_and_says_so(answ
     assert "the passkey did not confirm this decision" in refused.text
     approval.refresh_from_db()
     assert approval.status == "pending"
+
+
+def test_a_passkey_confirms_the_call_as_asked_so_no_edit_or_grant_comes_with_it():
+    step_up_rule()
+    approval = Approval.objects.get(run=status_run())
+    api = client_for(reviewer("rita", role="admin"))
+    for extra, says in (
+        (
+            {"arguments": {"message": "We were hacked"}},
+            "/arguments: this call's rule asks for the reviewer's passkey",
+        ),
+        (
+            {"allow": {"forSeconds": 600, "maxCalls": 3}},
+            "/allow: this call's rule asks for the reviewer's passkey",
+        ),
+    ):
+        refused = api.post(
+            f"/api/v1/approvals/{approval.pk}/complete", {"decision": "approve"} | extra, format="json"
+        )
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"].startswith(says)
+    approval.refresh_from_db()
+    assert approval.status == "pending"
+
+
+def test_an_edit_cannot_move_a_call_under_a_rule_that_asks_for_a_passkey():
+    from tests.pack_fixtures.probes import LEDGER, SCRIPT
+    from tests.runs.helpers import answer, calls, start
+
+    for name, fields in (
+        ("payments", {"gate": "always_ask"}),
+        ("large payments", {"gate": "always_ask", "condition": "/amountCents > 100000", "step_up": True}),
+    ):
+        check_save_rule(
+            tenant=default_tenant(),
+            fields={"name": name, "tool_pattern": "probe.pay"} | fields,
+            acting_user=None,
+            surface="system",
+        )
+    SCRIPT.replies = [calls(("p", "probe.pay", {"amountCents": 500, "to": "bob"})), answer("paid")]
+    approval = Approval.objects.get(run=start("probe.spender", "pay bob"))
+    assert not approval.gate.get("stepUp")
+    edited = {"decision": "approve", "arguments": {"amountCents": 99_000_000, "to": "bob"}}
+    refused = client_for(reviewer("rita", role="admin")).post(
+        f"/api/v1/approvals/{approval.pk}/complete", edited, format="json"
+    )
+    assert refused.status_code == 403
+    assert "the edited call's rule asks for the reviewer's passkey" in refused.json()["error"]["message"]
+    approval.refresh_from_db()
+    assert (approval.status, LEDGER.payments) == ("pending", [])

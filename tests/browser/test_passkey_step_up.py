@@ -84,6 +84,7 @@ def test_a_step_up_rule_is_decided_only_with_the_reviewers_passkey(server, page)
     page.goto(f"{base}/console/passkeys/")
     expect(page.locator("#no-passkeys")).to_be_visible()
     page.fill("input[name=name]", "laptop")
+    page.fill("#passkey-register input[name=password]", PASSWORD)  # a session alone adds none
     page.click("#register-passkey")
     expect(page.locator("#passkeys")).to_contain_text("laptop")
     assert Passkey.objects.filter(user=ada).count() == 1
@@ -160,6 +161,7 @@ def test_a_mail_link_asks_for_the_passkey_too(server, page):
     signed_in_at(page, base, "sam")
     page.goto(f"{base}/console/passkeys/")
     page.fill("input[name=name]", "phone")
+    page.fill("#passkey-register input[name=password]", PASSWORD)
     page.click("#register-passkey")
     expect(page.locator("#passkeys")).to_contain_text("phone")
 

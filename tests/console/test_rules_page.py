@@ -207,3 +207,19 @@ def test_escalation_steps_and_a_budget_are_rows_of_fields_in_words(client):
     bad = client.get(reverse("console:rules"), out_of_order)
     assert bad.status_code == 400
     assert "Escalation: " in bad.text
+
+
+def test_a_rule_with_more_steps_than_the_open_rows_keeps_them_all_when_edited(client):
+    client.force_login(member("tia", tenant_admin=True))
+    steps = [{"afterSeconds": 60 * (n + 1), "notify": ["tia"]} for n in range(6)]
+    rule = ApprovalRule.objects.create(
+        tenant=default_tenant(), name="many", tool_pattern="x.*", escalation=steps
+    )
+    editing = client.get(reverse("console:rules"), {"edit": rule.pk}).text
+    assert "<details open><summary>More steps</summary>" in editing
+    fields = DRAFT | {"rule": rule.pk, "name": "many"}
+    for n in range(6):
+        fields |= {f"esc_{n}_after": str(60 * (n + 1)), f"esc_{n}_action": "notify", f"esc_{n}_value": "tia"}
+    client.post(reverse("console:rules"), fields)
+    rule.refresh_from_db()
+    assert rule.escalation == steps

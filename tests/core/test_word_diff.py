@@ -19,3 +19,11 @@ def test_markup_in_either_text_is_shown_as_text():
     assert "<b>" not in old
     assert "<script>" not in new
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in new
+
+
+def test_texts_too_long_to_compare_word_by_word_are_compared_whole_and_cut():
+    old, new = word_diff("a " * 600, "b " * 600)
+    assert old.startswith("<del>")
+    assert new.startswith("<ins>")
+    big = word_diff("x" * 100_000, "y" * 100_000)
+    assert all(len(side) < 25_000 for side in big)

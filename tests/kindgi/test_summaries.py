@@ -62,3 +62,8 @@ def test_a_tool_without_a_summary_is_summed_up_by_its_description_and_arguments(
     said = fallback_summary("Refunds an order. Money goes back.", {"a": 1, "b": "two", "c": [3], "d": None})
     assert said == "Refunds an order (a: 1; b: two; c: [3]; and 1 more)"
     assert fallback_summary("", {}) == "Calls a tool"
+
+
+def test_control_and_format_characters_cannot_rearrange_the_sentence():
+    said = render_summary('Post "{message}"', {"message": "ok\u202e\u200b evil\x07 text"})
+    assert said == 'Post "ok evil text"'

@@ -3,6 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+MAIL_PORT ?= 2525
 
 .PHONY: run test lint format install install-dev fuzz bench chaos
 
@@ -34,7 +35,7 @@ install-dev: $(VENV)/.installed-dev
 # `kindgi dev` migrates, loads the packs, makes the development admin, reviewer and API token,
 # saves the URL and token for the `kindgi` CLI, and serves HTTP and WebSockets.
 run: install
-	$(VENV)/bin/kindgi dev --host $(HOST) --port $(PORT)
+	$(VENV)/bin/kindgi dev --host $(HOST) --port $(PORT) --mail-port $(MAIL_PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

@@ -6,6 +6,7 @@ save the URL and token for the next `kindgi` command, then serve HTTP and WebSoc
 """
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +36,30 @@ def _django(*arguments: str, capture: bool = False) -> str:
     return result.stdout or ""
 
 
+def ports_free(host: str, port: int, mail_port: int) -> None:
+    """Refuse to start anything when a port is taken: one line naming it, and what to change
+    (``make run``'s variable, or the command's option), rather than a half-started server."""
+    for where, number, variable, option in (
+        (host, port, "PORT", "--port"),
+        ("127.0.0.1", mail_port, "MAIL_PORT", "--mail-port"),
+    ):
+        if not number:
+            continue
+        with socket.socket(socket.AF_INET6 if ":" in where else socket.AF_INET) as probe:
+            # As the servers bind: a port only lingering after a closed connection is free to them.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((where, number))
+            except OSError as error:
+                what = "the web server's" if variable == "PORT" else "the SMTP receiver's"
+                raise CliError(
+                    f"port {number} on {where} ({what}) is taken ({error.strerror}): choose another with "
+                    f"{variable}=… (make run) or {option}"
+                ) from None
+
+
 def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] = ()) -> int:
+    ports_free(host, port, mail_port)
     folders = [pack_folder(path) for path in packs]
     if folders:
         _load_from(folders)

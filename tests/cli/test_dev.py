@@ -129,3 +129,30 @@ def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_pat
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
+
+
+@pytest.mark.parametrize("taken", ["web", "mail"])
+def test_a_taken_port_is_one_clear_line_and_nothing_starts(tmp_path, taken):
+    import socket
+
+    port, mail_port = free_port(), free_port()
+    env = _dev_env(tmp_path)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port if taken == "web" else mail_port))
+        holder.listen()
+        result = subprocess.run(
+            [*KINDGI, "dev", "--port", str(port), "--mail-port", str(mail_port)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    variable, option, number = (
+        ("PORT", "--port", port) if taken == "web" else ("MAIL_PORT", "--mail-port", mail_port)
+    )
+    assert result.stderr.count("\n") == 1, result.stderr  # one line, no traceback
+    assert f"port {number} on 127.0.0.1" in result.stderr
+    assert f"choose another with {variable}=… (make run) or {option}" in result.stderr
+    assert not Path(env["KINDGI_SQLITE_PATH"]).exists()  # nothing started half-way: not even migrate

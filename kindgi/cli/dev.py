@@ -9,10 +9,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from kindgi.cli import processes
 from kindgi.cli.config import load_saved, save
 from kindgi.cli.errors import OK, USAGE_ERROR, CliError
 
@@ -25,12 +25,7 @@ def _django_env() -> dict[str, str]:
 
 def _django(*arguments: str, capture: bool = False) -> str:
     env = _django_env()
-    result = subprocess.run(
-        [*DJANGO, *arguments],
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE if capture else None,
-    )
+    result = processes.run([*DJANGO, *arguments], env, text=True, stdout=subprocess.PIPE if capture else None)
     if result.returncode != 0:
         raise CliError(f"`django-admin {' '.join(arguments)}` failed (exit {result.returncode}); see above")
     return result.stdout or ""
@@ -60,27 +55,30 @@ def ports_free(host: str, port: int, mail_port: int) -> None:
 
 def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] = ()) -> int:
     ports_free(host, port, mail_port)
-    folders = [pack_folder(path) for path in packs]
-    if folders:
-        _load_from(folders)
-    _django("migrate", "--no-input", "--verbosity", "0")
-    _django("load_packs")
-    _django("create_dev_admin")
-    token = _django("dev_token", "--reuse", load_saved().get("token") or "", capture=True).strip()
+    processes.on_stop_signals()
+    try:
+        folders = [pack_folder(path) for path in packs]
+        if folders:
+            _load_from(folders)
+        _django("migrate", "--no-input", "--verbosity", "0")
+        _django("load_packs")
+        _django("create_dev_admin")
+        token = _django("dev_token", "--reuse", load_saved().get("token") or "", capture=True).strip()
+    except processes.Stopped:
+        return OK
     url = f"http://{host}:{port}"
     # The links in notification mails lead here, unless told otherwise.
     os.environ.setdefault("KINDGI_PUBLIC_URL", url)
     path = save(url, token)
-    print(
-        f"Saved {url} and an API token to {path}: `kindgi runs start …` in another terminal now just works."
-    )
-    print(f"Kindgi is serving on {url}/ (admin at {url}/admin/, API docs at {url}/api/docs/)", flush=True)
-    # Beside the web server, in the same process group (Ctrl-C stops them all): the sweeper, which
-    # expires and escalates approvals, mails reviewers, starts scheduled runs, retries webhooks and
-    # recovers runs on its own, and the SMTP receiver.
-    beside = [SWEEPER]
+    print(banner(url, mail_port, saved_to=path), flush=True)
+    # Beside the web server, stopped with it: the sweeper, which expires and escalates approvals,
+    # mails reviewers, starts scheduled runs, retries webhooks and recovers runs on its own, and
+    # the SMTP receiver.
+    services: list[processes.Service] = [(SWEEPER, _django_env())]
     if mail_port:
-        beside.append([*DJANGO, "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)])
+        services.append(
+            ([*DJANGO, "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)], _django_env())
+        )
     web = [
         sys.executable,
         "-m",
@@ -92,12 +90,31 @@ def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] =
         "kindgi_site.asgi:application",
     ]
     # Lets /metrics answer this machine without a token (kindgi_site.metrics).
-    web_env = _django_env() | {"KINDGI_DEV_SERVER": "true"}
-    if not folders:
-        for command in beside:
-            subprocess.Popen(command, env=_django_env())
-        os.execve(sys.executable, web, web_env)
-    return _serve_reloading(folders, [(command, _django_env()) for command in beside] + [(web, web_env)])
+    services.append((web, _django_env() | {"KINDGI_DEV_SERVER": "true"}))
+    return processes.supervise(services, every=_reloader(folders) if folders else None)
+
+
+def banner(url: str, mail_port: int, *, saved_to: Path) -> str:
+    """What `kindgi dev` says once it is ready: where everything is."""
+    mail = (
+        f"mail to a mailbox's address at smtp://127.0.0.1:{mail_port} starts its run; "
+        "mail Kindgi sends is printed here"
+        if mail_port
+        else "no SMTP receiver (--mail-port 0); mail Kindgi sends is printed here"
+    )
+    return "\n".join(
+        [
+            f"Kindgi is serving on {url}/",
+            f"  console   {url}/console/   (review approvals, watch runs)",
+            f"  sign in   {url}/console/login/",
+            f"  admin     {url}/admin/",
+            f"  API docs  {url}/api/docs/",
+            f"  mail      {mail}",
+            f"Saved {url} and an API token to {saved_to}:",
+            "  `kindgi runs start …` in another terminal now just works.",
+            "Stop with Ctrl-C: it stops every process this started.",
+        ]
+    )
 
 
 DJANGO = [sys.executable, "-m", "django"]
@@ -124,50 +141,25 @@ def _load_from(folders: Sequence[Path]) -> None:
     os.environ["KINDGI_EXTRA_PACKS"] = ",".join(dict.fromkeys(extra))
 
 
-def _serve_reloading(folders: Sequence[Path], services: list[tuple[list[str], dict[str, str]]]) -> int:
-    """Serve, and when a pack's file changes load the packs again: if they load, the catalog is
-    updated and every process (web server, sweeper, SMTP receiver) restarts with the new code;
-    if not, the errors are printed and the last good version keeps serving."""
-    processes = _start(services)
+def _reloader(folders: Sequence[Path]):
+    """When a pack's file changes, load the packs again: if they load, the catalog is updated and
+    every process (web server, sweeper, SMTP receiver) restarts with the new code; if not, the
+    errors are printed and the last good version keeps serving."""
     seen = _snapshot(folders)
-    try:
-        while True:
-            time.sleep(RELOAD_POLL_SECONDS)
-            now = _snapshot(folders)
-            if now == seen:
-                continue
-            seen = now
-            changed = ", ".join(str(folder) for folder in folders)
-            print(f"A file changed in {changed}: loading the packs again", flush=True)
-            loaded = subprocess.run([*DJANGO, "load_packs"], env=_django_env())
-            if loaded.returncode != 0:
-                print(
-                    "The packs did not load (see above): still serving the last version that did", flush=True
-                )
-                continue
-            _stop(processes)
-            processes = _start(services)
-            print("Reloaded: serving the new version", flush=True)
-    finally:
-        _stop(processes)
 
+    def changed() -> bool:
+        nonlocal seen
+        now = _snapshot(folders)
+        if now == seen:
+            return False
+        seen = now
+        print(f"A file changed in {', '.join(map(str, folders))}: loading the packs again", flush=True)
+        if processes.run([*DJANGO, "load_packs"], _django_env()).returncode != 0:
+            print("The packs did not load (see above): still serving the last version that did", flush=True)
+            return False
+        return True
 
-RELOAD_POLL_SECONDS = 1.0
-
-
-def _start(services: list[tuple[list[str], dict[str, str]]]) -> list[subprocess.Popen]:
-    return [subprocess.Popen(command, env=env) for command, env in services]
-
-
-def _stop(processes: list[subprocess.Popen]) -> None:
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    return changed
 
 
 def _snapshot(folders: Sequence[Path]) -> dict[str, tuple[int, int]]:

@@ -1,7 +1,9 @@
 """`kindgi dev`: one command to a server that the next `kindgi` command uses with no flags."""
 
+import contextlib
 import json
 import os
+import re
 import signal
 import smtplib
 import stat
@@ -26,6 +28,20 @@ def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
         saved = json.loads(config.read_text())
         assert saved["url"] == f"http://127.0.0.1:{port}"
         assert saved["token"].startswith("kgi_")
+
+        # The banner names where everything is, and each address it names answers.
+        said = Path(env["KINDGI_SQLITE_PATH"]).with_suffix(".log").read_text()
+        base = f"http://127.0.0.1:{port}"
+        for label, path in [
+            ("console", "/console/"),
+            ("sign in", "/console/login/"),
+            ("admin", "/admin/"),
+            ("API docs", "/api/docs/"),
+        ]:
+            assert re.search(rf"^  {label} +{re.escape(base + path)}(\s|$)", said, re.M), said
+            assert httpx.get(f"{base}{path}", follow_redirects=True, timeout=30).status_code == 200, path
+        assert f"smtp://127.0.0.1:{mail_port}" in said
+        assert "Sign in at /console/login/ as 'admin'" in said
 
         result = subprocess.run(
             [*KINDGI, "tools", "list"], env=env, capture_output=True, text=True, timeout=60
@@ -156,3 +172,66 @@ def test_a_taken_port_is_one_clear_line_and_nothing_starts(tmp_path, taken):
     assert f"port {number} on 127.0.0.1" in result.stderr
     assert f"choose another with {variable}=… (make run) or {option}" in result.stderr
     assert not Path(env["KINDGI_SQLITE_PATH"]).exists()  # nothing started half-way: not even migrate
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``, read from /proc."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # "pid (name) state ppid …": the name may hold spaces and parentheses.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_until_gone(pids: set[int], seconds: float = 20) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while (left := {pid for pid in pids if _alive(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.parametrize(
+    ("how", "with_pack"), [("SIGTERM", False), ("SIGTERM", True), ("SIGINT", False), ("SIGKILL", True)]
+)
+def test_stopping_kindgi_dev_stops_every_process_it_started(tmp_path, how, with_pack):
+    """Signalled alone (not its process group, as a service manager or `kill PID` does), `kindgi
+    dev` stops the web server, the sweeper and the SMTP receiver; killed outright, they die too."""
+    port = free_port()
+    env = _dev_env(tmp_path)
+    flags = ["--mail-port", str(free_port())]
+    if with_pack:
+        subprocess.run(
+            [*KINDGI, "init", "shop", "--dir", str(tmp_path)], env=env, check=True, capture_output=True
+        )
+        flags += ["--pack", str(tmp_path / "shop")]
+    server = _start_dev(env, port, *flags)
+    try:
+        deadline = time.monotonic() + 30
+        while len(started := _children(server.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(started) == 3, started  # the web server, the sweeper, the SMTP receiver
+        os.kill(server.pid, getattr(signal, how))
+        server.wait(timeout=30)
+        assert _wait_until_gone(started) == set()
+        if how != "SIGKILL":
+            assert server.returncode == 0
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)  # whatever is left of its group, if anything

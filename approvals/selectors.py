@@ -7,10 +7,13 @@ from approvals.models import Approval, ApprovalStatus
 from core.lookups import one_or_none
 
 
-def approval_list_for_tenant(tenant, *, status: str | None = None) -> QuerySet[Approval]:
+def approval_list_for_tenant(tenant, *, status: str | None = None, run_id=None) -> QuerySet[Approval]:
     approvals = Approval.objects.filter(tenant=tenant).select_related("decision")
     if status:
         approvals = approvals.filter(status=status)
+    if run_id is not None:
+        # A flow's run waits on its agent steps' approvals too.
+        approvals = approvals.filter(Q(run_id=run_id) | Q(run__parent_id=run_id))
     return approvals.order_by("-created_at")
 
 

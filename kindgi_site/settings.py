@@ -275,7 +275,7 @@ KINDGI_CONNECTION_APPS = ENV.json_list("KINDGI_CONNECTION_APPS")
 # KINDGI_SMTP_PORT (25), KINDGI_SMTP_USER, KINDGI_SMTP_PASSWORD and KINDGI_SMTP_TLS (STARTTLS, off).
 # Kindgi's mail tools send through KINDGI_MAILER, a MAILERS alias.
 if DEBUG and not ENV.text("KINDGI_SMTP_HOST"):
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    MAILERS = {"default": {"BACKEND": "mail.terminal.ReadableConsoleBackend"}}
 else:
     MAILERS = {
         "default": {

@@ -24,21 +24,28 @@ DISPLAY_NAME_MAX = 200
 REVIEWERS = "{tenant}'s reviewers and their roles"
 
 
-def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surface: str) -> Reviewer:
+def check_register_reviewer(
+    *, acting_user, role: Any = None, display_name: Any = None, surface: str
+) -> Reviewer:
     """Register the acting user as a reviewer of their tenant, or update their registration.
 
     Who decides the tenant's approvals is the tenant's configuration: only whoever may change it
-    (``tenants.authority``, a tenant admin) registers, at any role. A reviewer registering again
-    may change their display name; their role stays (a tenant admin changes it), and the returned
-    reviewer's ``registration_note`` says when the role asked for was not the one kept.
+    (``tenants.authority``, a tenant admin) registers, at any role. A new reviewer names both a
+    role and a display name. A reviewer registering again changes only what they name (``None``:
+    kept as it is); their role stays unless they may configure the tenant. The returned
+    reviewer's ``registration_note`` says what changed, or that nothing did, and why a role
+    asked for was not the one kept.
     """
     tenant = tenant_for_user(acting_user)
     if is_service_account(acting_user):
         raise DecisionForbiddenError(
             f"{acting_user.get_username()} is a service account; only a person may be a reviewer"
         )
-    _check_registration(role, display_name)
     existing = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
+    if existing is not None:
+        role = existing.role if role is None else role
+        display_name = existing.display_name if display_name is None else display_name
+    _check_registration(role, display_name)
     may_configure = configure_refusal(acting_user, tenant, surface=surface) is None
     if existing is None and not may_configure:
         # Whoever is a reviewer decides the tenant's approvals: one of its settings (DESIGN §6).
@@ -46,16 +53,14 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surfac
             f"only a tenant admin registers a reviewer: {acting_user.get_username()} is not one yet, so "
             "ask a tenant admin of yours to register you"
         )
+    kept_role = ""
     if may_configure:
-        kept, note = role, ""
+        kept = role
     elif existing is not None and may_decide(existing.role, role):
         # Asking for their role or a lower one keeps the one they have.
         kept = existing.role
-        note = (
-            ""
-            if role == kept
-            else f"kept your role {kept!r}: a reviewer's role is a tenant admin's to change"
-        )
+        if role != kept:
+            kept_role = f"kept your role {kept!r}: a reviewer's role is a tenant admin's to change"
     else:
         raise DecisionForbiddenError(
             f"only a tenant admin may give a reviewer the role {role!r}; yours is {existing.role!r}: "
@@ -69,8 +74,26 @@ def check_register_reviewer(*, acting_user, role: Any, display_name: Any, surfac
         acting_user=acting_user,
         surface=surface,
     )
-    reviewer.registration_note = note
+    reviewer.registration_note = _what_changed(existing, reviewer, kept_role)
     return reviewer
+
+
+def _what_changed(before: Reviewer | None, after: Reviewer, kept_role: str) -> str:
+    """A re-registration's note: each change, or that nothing changed ("" for a new reviewer)."""
+    if before is None:
+        return ""
+    said = []
+    if before.display_name != after.display_name:
+        said.append(f"changed your display name from {before.display_name!r} to {after.display_name!r}")
+    if before.role != after.role:
+        said.append(f"changed your role from {before.role!r} to {after.role!r}")
+    if kept_role:
+        said.append(kept_role)
+    if not said:
+        said.append(
+            f"already registered as {after.display_name!r} with the role {after.role!r}: nothing changed"
+        )
+    return "; ".join(said)
 
 
 def check_save_reviewer(*, tenant, user, role: Any, display_name: Any, acting_user, surface: str) -> Reviewer:
@@ -99,9 +122,11 @@ def check_save_reviewer(*, tenant, user, role: Any, display_name: Any, acting_us
 
 def _check_registration(role: Any, display_name: Any) -> None:
     errors = []
-    if not is_role(role):
+    if role is None:
+        errors.append("/role: a new reviewer names a role")
+    elif not is_role(role):
         errors.append(f"/role: {role!r} is not a reviewer role (valid roles: {', '.join(reviewer_roles())})")
-    if not isinstance(display_name, str) or not display_name.strip():
+    if display_name is None or not isinstance(display_name, str) or not display_name.strip():
         errors.append("/displayName: a display name is required")
     elif len(display_name.strip()) > DISPLAY_NAME_MAX:
         errors.append(f"/displayName: at most {DISPLAY_NAME_MAX} characters")

@@ -277,7 +277,8 @@ class RegisteredReviewerSerializer(ReviewerSerializer):
 
     note = serializers.CharField(
         source="registration_note",
-        help_text="Empty, or why the role kept is not the one asked for (a role is a tenant admin's).",
+        help_text="Empty for a new reviewer; for one registering again, what changed (or that nothing "
+        "did), and why the role kept is not the one asked for (a role is a tenant admin's).",
     )
 
     class Meta(ReviewerSerializer.Meta):
@@ -294,14 +295,19 @@ class NotificationSettingsSerializer(StrictSerializer):
 
 
 class RegisterReviewerSerializer(StrictSerializer):
+    """A new reviewer names both; one registering again only what changes."""
+
     role = serializers.ChoiceField(
+        required=False,
         choices=reviewer_roles(),
         error_messages={
             "invalid_choice": f"'{{input}}' is not a reviewer role (valid roles: {ROLE_CHOICES})"
         },
     )
     displayName = StrictCharField(
-        max_length=200, error_messages=dict.fromkeys(["blank", "required"], "a display name is required")
+        required=False,
+        max_length=200,
+        error_messages=dict.fromkeys(["blank", "required"], "a display name is required"),
     )
 
 

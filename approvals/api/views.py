@@ -1,3 +1,4 @@
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
@@ -25,7 +26,7 @@ from approvals.exceptions import NotAReviewerError
 from approvals.models import ApprovalRule, ApprovalStatus, Reviewer
 from approvals.selectors import approval_get_for_tenant, approval_list_for_tenant
 from core.api.errors import domain_error
-from core.api.fields import choice_param
+from core.api.fields import choice_param, uuid_param
 from core.api.pagination import ItemsCursorPagination
 from core.api.permissions import IsTenantAdmin, IsTenantMember
 from core.api.representation import represent
@@ -40,7 +41,16 @@ class ApprovalListApi(generics.ListAPIView):
     pagination_class = ItemsCursorPagination
     permission_classes = [IsTenantMember]
 
-    @extend_schema(parameters=[OpenApiParameter("status", str, enum=list(ApprovalStatus.values))])
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=list(ApprovalStatus.values)),
+            OpenApiParameter(
+                "runId",
+                OpenApiTypes.UUID,
+                description="Only this run's approvals (a flow's: with its agent steps').",
+            ),
+        ]
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -48,6 +58,7 @@ class ApprovalListApi(generics.ListAPIView):
         return approval_list_for_tenant(
             self.request.user.membership.tenant,
             status=choice_param(self.request, "status", ApprovalStatus.values),
+            run_id=uuid_param(self.request, "runId"),
         )
 
 
@@ -119,8 +130,8 @@ class ReviewerRegisterApi(APIView):
         reviewer = check_register_reviewer(
             acting_user=request.user,
             surface=surface_of(request),
-            role=data.validated_data["role"],
-            display_name=data.validated_data["displayName"],
+            role=data.validated_data.get("role"),
+            display_name=data.validated_data.get("displayName"),
         )
         return Response(RegisteredReviewerSerializer(reviewer).data)
 

@@ -188,6 +188,19 @@ def choice_param(request, name: str, choices) -> str | None:
     return value
 
 
+def uuid_param(request, name: str):
+    """A query parameter that must be a UUID when given."""
+    import uuid
+
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ValidationError({name: f"{value[:80]!r} is not a UUID"}) from None
+
+
 def datetime_param(request, name: str):
     """A query parameter that must be an ISO 8601 date and time (or a date) when given, even
     blank; one with no time zone is taken as UTC."""

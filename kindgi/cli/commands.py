@@ -1,6 +1,7 @@
 """What each command does: one API call (or a few), printed as the API's JSON."""
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -29,9 +30,33 @@ def runs_start(args) -> int:
         body["conversationId"] = args.conversation
     if args.use_connection:
         body["connections"] = dict(args.use_connection)
-    run = _api(args).post("/runs", body)
+    api = _api(args)
+    run = api.post("/runs", body)
     show(run)
+    with contextlib.suppress(CliError):
+        _say_what_it_waits_for(api, run)
     return API_ERROR if run.get("status") == "failed" else OK
+
+
+def _say_what_it_waits_for(api: Api, run: dict) -> None:
+    """On stderr (stdout stays the API's JSON): what a suspended run waits for, and where to
+    decide it."""
+    if run.get("status") != "suspended":
+        return
+    base, run_id = api.settings.url, run["id"]
+    pending = api.get("/approvals", {"runId": run_id, "status": "pending"})["items"]
+    if not pending:
+        print(
+            f"kindgi: run {run_id} is waiting: {base}/console/runs/{run_id}/ says for what", file=sys.stderr
+        )
+    for approval in pending:
+        print(
+            f"kindgi: run {run_id} waits for approval {approval['id']} "
+            f"(a {approval['requiredRole']}'s): {approval['summary']}\n"
+            f"  decide it: kindgi approvals complete {approval['id']} --decision=approve "
+            f"(or reject), or open {base}/console/approvals/{approval['id']}/",
+            file=sys.stderr,
+        )
 
 
 def runs_get(args) -> int:
@@ -93,7 +118,13 @@ def approvals_complete(args) -> int:
             raise CliError("--allow gives a grant with one approval: name one approval", USAGE_ERROR)
         body["allow"] = args.allow
     if len(args.ids) == 1:
-        show(_api(args).post(f"/approvals/{args.ids[0]}/complete", body))
+        api = _api(args)
+        show(api.post(f"/approvals/{args.ids[0]}/complete", body))
+        # The run may go on to wait again, for another call. The decision stands whatever this
+        # hint meets.
+        with contextlib.suppress(CliError):
+            approval = api.get(f"/approvals/{args.ids[0]}")
+            _say_what_it_waits_for(api, api.get(f"/runs/{approval['provenanceRef']['runId']}"))
         return OK
     # Several: decided one by one on the server, each answered on its own.
     answer = _api(args).post(

@@ -73,12 +73,17 @@ def test_registering_again_keeps_a_higher_role_and_may_rename():
     boss = reviewer("ada", role="admin")
     again = check_register_reviewer(acting_user=boss, role="standard", display_name="Ada K.", surface="api")
     assert (again.role, again.display_name) == ("admin", "Ada K.")
-    assert (
-        again.registration_note == "kept your role 'admin': a reviewer's role is a tenant admin's to change"
+    assert again.registration_note == (
+        "changed your display name from 'Ada' to 'Ada K.'; "
+        "kept your role 'admin': a reviewer's role is a tenant admin's to change"
     )
     senior = reviewer("sam", role="senior")
     renamed = check_register_reviewer(acting_user=senior, role="senior", display_name="Samuel", surface="api")
-    assert (renamed.role, renamed.display_name, renamed.registration_note) == ("senior", "Samuel", "")
+    assert (renamed.role, renamed.display_name, renamed.registration_note) == (
+        "senior",
+        "Samuel",
+        "changed your display name from 'Sam' to 'Samuel'",
+    )
     with pytest.raises(DecisionForbiddenError):
         check_register_reviewer(acting_user=senior, role="admin", display_name="Samuel", surface="api")
     assert Reviewer.objects.get(user=senior).role == "senior"
@@ -96,3 +101,42 @@ def test_the_api_says_when_the_role_was_kept(db):
         "admin",
         "kept your role 'admin': a reviewer's role is a tenant admin's to change",
     )
+
+
+def test_registering_again_changes_only_what_the_spec_names_and_says_what_changed(db):
+    """The development admin is a reviewer already: the quickstart's register names what it
+    changes, and a spec without a display name keeps theirs."""
+    from tests.api.conftest import client_for
+    from tests.factories import member
+
+    admin = member("admin", tenant_admin=True)
+    check_register_reviewer(acting_user=admin, role="admin", display_name="Development admin", surface="api")
+    api = client_for(admin)
+
+    def register(spec):
+        return api.post("/api/v1/reviewers/register", spec, format="json")
+
+    kept = register({"role": "admin"}).json()
+    assert (kept["displayName"], kept["role"], kept["note"]) == (
+        "Development admin",
+        "admin",
+        "already registered as 'Development admin' with the role 'admin': nothing changed",
+    )
+    changed = register({"role": "standard", "displayName": "Ada Lovelace"}).json()
+    assert (changed["displayName"], changed["role"], changed["note"]) == (
+        "Ada Lovelace",
+        "standard",
+        "changed your display name from 'Development admin' to 'Ada Lovelace'; "
+        "changed your role from 'admin' to 'standard'",
+    )
+    renamed_only = register({"displayName": "Ada"}).json()
+    assert (renamed_only["displayName"], renamed_only["role"]) == ("Ada", "standard")
+
+    # A new reviewer names both; nothing is written when they do not.
+    newcomer = client_for(member("nina", tenant_admin=True))
+    refused = newcomer.post("/api/v1/reviewers/register", {"displayName": "Nina"}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"]["errors"] == ["/role: a new reviewer names a role"]
+    refused = newcomer.post("/api/v1/reviewers/register", {"role": "standard"}, format="json")
+    assert refused.json()["error"]["details"]["errors"] == ["/displayName: a display name is required"]
+    assert not Reviewer.objects.filter(user__username="nina").exists()

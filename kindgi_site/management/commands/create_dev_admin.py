@@ -41,7 +41,7 @@ class Command(BaseCommand):
             Membership.objects.create(user=user, tenant=tenant, is_tenant_admin=True)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Created the development admin, an admin of tenant {tenant.slug!r}. Sign in at /console/login/ "
-                f"as {username!r} with password {password!r} (shown only this once)."
+                f"Created the development admin, an admin of tenant {tenant.slug!r}. "
+                f"Sign in at /console/login/ as {username!r} with password {password!r} (shown only this once)."
             )
         )

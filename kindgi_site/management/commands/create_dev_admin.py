@@ -42,6 +42,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Created the development admin, an admin of tenant {tenant.slug!r}. "
-                f"Sign in at /console/login/ as {username!r} with password {password!r} (shown only this once)."
+                f"Sign in at /console/login/ as {username!r} with password {password!r} "
+                "(shown only this once)."
             )
         )

@@ -12,6 +12,7 @@ only; they never reach a journal entry or an error message.
 import json
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from openai import AsyncOpenAI
@@ -86,7 +87,7 @@ def build_model(model_string: str) -> PaiModel:
     if kind == "openai":
         key = os.environ.get("OPENAI_API_KEY", "")
         if not key:
-            raise ModelError("no-provider-key: set OPENAI_API_KEY to use an openai: model")
+            raise ModelError("no-provider-key: set OPENAI_API_KEY to use an openai: model", needs_setup=True)
         return OpenAIChatModel(rest, provider=OpenAIProvider(openai_client=_openai_client(api_key=key)))
     try:
         return infer_model(model_string)
@@ -99,19 +100,30 @@ def _anthropic_model(name: str) -> PaiModel:
     server that speaks it), with the key from ``ANTHROPIC_API_KEY``."""
     key = os.environ.get("ANTHROPIC_API_KEY", "")
     if not key:
-        raise ModelError("no-provider-key: set ANTHROPIC_API_KEY to use an anthropic: model")
+        raise ModelError(
+            "no-provider-key: set ANTHROPIC_API_KEY to use an anthropic: model", needs_setup=True
+        )
     try:
         from anthropic import AsyncAnthropic
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
     except ImportError:
         raise ModelError(
-            "missing-extra: anthropic: models need the anthropic extra (pip install 'kindgi[anthropic]')"
+            "missing-extra: anthropic: models need the anthropic extra (pip install 'kindgi[anthropic]')",
+            needs_setup=True,
         ) from None
     client = AsyncAnthropic(
         api_key=key, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=0, timeout=_timeout()
     )
     return AnthropicModel(name, provider=AnthropicProvider(anthropic_client=client))
+
+
+def _where(model_string: str) -> str:
+    """The server a model string names, for a person to check: its base URL, or its provider."""
+    kind, _, rest = model_string.partition(":")
+    if kind == "openai-compatible":
+        return rest.partition("@")[2]
+    return f"{kind}'s API"
 
 
 def _safe(error: Exception) -> str:
@@ -183,10 +195,11 @@ def from_pydantic_ai(response: PaiResponse, *, tool_ids: dict[str, str]) -> Mode
 
 
 class ProviderModel:
-    def __init__(self, model_string: str):
+    def __init__(self, model_string: str, *, hint: Callable[[], str] = lambda: ""):
         self.model_name = model_string
         self.features = model_features(model_string)
         self._model = build_model(model_string)
+        self._hint = hint  # what to try without a model, said when this one cannot be reached
 
     def respond(self, request: ModelRequest) -> ModelReply:
         tool_ids = {function_name(spec.id): spec.id for spec in request.tools}
@@ -204,6 +217,8 @@ class ProviderModel:
             response = model_request_sync(
                 self._model, to_pydantic_ai(request), model_request_parameters=parameters
             )
+        except pai_errors.ModelConnectionError as error:
+            raise ModelError(self._unreachable(error), retryable=True, needs_setup=True) from None
         except _RETRYABLE as error:
             raise ModelError(f"{type(error).__name__}: {_safe(error)}", retryable=True) from None
         except pai_errors.ModelHTTPError as error:
@@ -212,3 +227,12 @@ class ProviderModel:
         except (pai_errors.ModelAPIError, pai_errors.UnexpectedModelBehavior) as error:
             raise ModelError(f"{type(error).__name__}: {_safe(error)}") from None
         return from_pydantic_ai(response, tool_ids=tool_ids)
+
+    def _unreachable(self, error: Exception) -> str:
+        where = _where(self.model_name)
+        start = " (Ollama listens there: `ollama pull llama3.2 && ollama serve`)" if ":11434" in where else ""
+        return (
+            f"model-unreachable: cannot reach {where} for the model {self.model_name!r} "
+            f"({type(error).__name__}: {_safe(error)}): is its server running{start}? Or give the agent "
+            f"another model (docs/packs.md, Models).{self._hint()}"
+        )

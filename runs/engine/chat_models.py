@@ -9,12 +9,14 @@ from kindgi import AgentDefinition, ModelReply, ModelRequest, ScriptedModel
 
 
 class ModelError(Exception):
-    """A model could not answer. ``retryable`` says whether asking again may help."""
+    """A model could not answer. ``retryable`` says whether asking again may help;
+    ``needs_setup``, that the model is not set up here (no key, its server not running)."""
 
-    def __init__(self, message: str, *, retryable: bool = False):
+    def __init__(self, message: str, *, retryable: bool = False, needs_setup: bool = False):
         super().__init__(message)
         self.message = message
         self.retryable = retryable
+        self.needs_setup = needs_setup
 
 
 class ChatModel(Protocol):

@@ -84,5 +84,7 @@ def test_no_key_is_a_clear_failure_before_any_request(messages, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     run = start("probe.remote", "Hello")
     assert run.status == RunStatus.FAILED
-    assert run.failure_message == "no-provider-key: set ANTHROPIC_API_KEY to use an anthropic: model"
+    assert run.failure_message.startswith(
+        "no-provider-key: set ANTHROPIC_API_KEY to use an anthropic: model. To try Kindgi without a model"
+    )
     assert messages.requests == []

@@ -96,19 +96,64 @@ def test_tool_call_arguments_that_are_not_json_fail_the_run(chat):
     assert TIMELINE.calls("a") == 0
 
 
-def test_without_any_model_the_run_fails_saying_so(settings):
+def scripted_agents_named(message: str) -> list[str]:
+    """The agents a failure offers to try without a model, each checked to need none."""
+    from kindgi import ScriptedModel
+    from tools.registry import get_registry
+
+    said = " To try Kindgi without a model, run an agent with a scripted one: "
+    assert said in message, message
+    named = message.split(said)[1].removesuffix(".").split(", ")
+    for agent_id in named:
+        assert isinstance(get_registry().agent(agent_id).model, ScriptedModel), agent_id
+    return named
+
+
+def test_without_any_model_the_run_fails_saying_what_to_set_and_what_to_try(settings):
     settings.KINDGI_DEFAULT_MODEL = ""
     run = start("probe.remote", "Hello?")
-    assert run.failure_message == (
-        "no-model: agent probe.remote@1.0.0 names no model and KINDGI_DEFAULT_MODEL is not set"
+    assert run.failure_message.startswith(
+        "no-model: agent probe.remote@1.0.0 names no model and KINDGI_DEFAULT_MODEL is not set: set it "
+        "to a model string, e.g. openai:gpt-4.1-mini (with OPENAI_API_KEY) or "
+        "openai-compatible:llama3.2@http://127.0.0.1:11434/v1 (Ollama)."
     )
+    assert "acme-ops.status-agent" in scripted_agents_named(run.failure_message)
 
 
 def test_an_openai_model_needs_its_key_from_the_environment(settings, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings.KINDGI_DEFAULT_MODEL = "openai:gpt-4.1-mini"
     run = start("probe.remote", "Hello?")
-    assert run.failure_message == "no-provider-key: set OPENAI_API_KEY to use an openai: model"
+    assert run.failure_message.startswith("no-provider-key: set OPENAI_API_KEY to use an openai: model.")
+    assert scripted_agents_named(run.failure_message)
+
+
+def test_a_model_server_that_is_not_running_is_named_with_what_to_do(settings):
+    from tests.live_server import free_port
+
+    nobody = f"http://127.0.0.1:{free_port()}/v1"
+    settings.KINDGI_DEFAULT_MODEL = f"openai-compatible:llama3.2@{nobody}"
+    settings.KINDGI_MODEL_ATTEMPTS = 2
+    settings.KINDGI_MODEL_RETRY_DELAY_SECONDS = 0
+    run = start("probe.remote", "Hello?")
+    assert run.status == RunStatus.FAILED
+    assert run.failure_message.startswith(
+        f"model-error: model-unreachable: cannot reach {nobody} for the model "
+        f"'openai-compatible:llama3.2@{nobody}' (ModelConnectionError: Connection error.): is its server "
+        "running? Or give the agent another model (docs/packs.md, Models)."
+    )
+    assert "acme-ops.status-agent" in scripted_agents_named(run.failure_message)
+    attempts = run.journal.filter(kind="model.called").values_list("payload", flat=True)
+    assert [attempt["retryable"] for attempt in attempts] == [True, True]
+
+
+def test_ollamas_port_is_named_as_ollamas(settings):
+    from runs.providers import ProviderModel
+
+    model = ProviderModel("openai-compatible:llama3.2@http://127.0.0.1:11434/v1")
+    assert "(Ollama listens there: `ollama pull llama3.2 && ollama serve`)?" in model._unreachable(
+        ConnectionError("refused")
+    )
 
 
 def test_a_bad_model_string_is_named(settings):

@@ -22,7 +22,7 @@ $(PY):
 
 $(VENV)/.installed: $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[testing]'
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed

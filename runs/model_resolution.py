@@ -31,12 +31,20 @@ def resolve_model(agent: AgentDefinition) -> ChatModel:
 
 
 def without_a_model() -> str:
-    """A sentence naming the catalog's agents that answer with a scripted model (none: "")."""
+    """A sentence naming the catalog's agents that answer with a scripted model ("" without a
+    catalog: ``kindgi.testing`` runs one pack with no site)."""
+    from django.conf import settings
+
+    from kindgi import DefinitionErrors
     from tools.registry import get_registry
 
-    scripted = sorted(
-        {key[0] for key, agent in get_registry().agents.items() if isinstance(agent.model, ScriptedModel)}
-    )
+    if not hasattr(settings, "KINDGI_PACKS"):
+        return ""
+    try:
+        agents = get_registry().agents
+    except DefinitionErrors:
+        return ""
+    scripted = sorted({key[0] for key, agent in agents.items() if isinstance(agent.model, ScriptedModel)})
     if not scripted:
         return ""
     return f" To try Kindgi without a model, run an agent with a scripted one: {', '.join(scripted[:5])}."

@@ -269,6 +269,12 @@ def init(args) -> int:
     return create(args.pack_name, directory=args.dir)
 
 
+def test(args) -> int:
+    from kindgi.cli.pack_tests import run_pack_tests
+
+    return run_pack_tests(args.path, args.pytest_arguments)
+
+
 def mail_serve(args) -> int:
     from kindgi.cli.dev import mail_serve as run_receiver
 

@@ -83,7 +83,7 @@ def init(pack_name: str, *, directory: str | None) -> int:
     target = create_pack(pack_name, directory=Path(directory or "."))
     module, parent = target.name, target.parent
     print(f"Created the pack {pack_name} in {target}: two tools, an agent, a flow, tests, and skills/.")
-    print(f"Test it:   pytest {shlex.quote(str(target))}")
+    print(f"Test it:   kindgi test {shlex.quote(str(target))}")
     print(f"Serve it:  kindgi dev --pack {shlex.quote(str(target))}")
     print("Or add it to KINDGI_PACKS in the shell that runs Kindgi:")
     pythonpath = shlex.quote(str(parent)) + '"${PYTHONPATH:+:$PYTHONPATH}"'

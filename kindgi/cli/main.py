@@ -136,6 +136,18 @@ def build_parser() -> Parser:
     )
     init.add_argument("--dir", help="where to put the pack's folder (default: here)")
     init.set_defaults(handler=commands.init)
+    test = areas.add_parser(
+        "test",
+        help="Run a pack's tests with the pytest installed beside Kindgi.",
+        description="Run the tests of the pack in PATH (a folder `kindgi init` made, or any pack "
+        "with tests) with the pytest that `make run` installed, as `kindgi dev --pack` imports "
+        "the pack. Arguments after PATH go to pytest. Exit 0 when they pass, 1 when one fails.",
+        epilog="example:\n  kindgi test ~/code/my_notes -k approve",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    test.add_argument("path", metavar="PATH", help="the pack's folder")
+    test.add_argument("pytest_arguments", nargs=argparse.REMAINDER, help="passed to pytest")
+    test.set_defaults(handler=commands.test)
     serve = _command(
         areas,
         "serve",

@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from runs.models import RunStatus
 from tests.factories import default_tenant, principal
-from tests.live_server import free_port
+from tests.live_server import ROOT, free_port
 
 from .test_dev import KINDGI, _dev_env, _start_dev
 
@@ -196,3 +196,64 @@ def _wait_for(condition, seconds: float = 60) -> None:
             pass
         assert time.monotonic() < deadline, "it did not happen in time"
         time.sleep(0.5)
+
+
+def test_kindgi_test_runs_a_fresh_packs_tests_from_anywhere(demo_pack, tmp_path):
+    """From the project's own folder (whose pytest settings are a Django site's) too."""
+    folder, _ = demo_pack
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    kindgi = [sys.executable, "-m", "kindgi.cli", "test"]
+    for where in (tmp_path, ROOT):
+        result = subprocess.run(
+            [*kindgi, str(folder), "-q"], cwd=where, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "7 passed" in result.stdout
+    chosen = subprocess.run(
+        [*kindgi, str(folder), "-q", "-k", "read_runs_without"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "1 passed, 6 deselected" in chosen.stdout, chosen.stdout
+
+    # A test that fails is exit 1, with pytest's own report.
+    (folder / "tests" / "test_broken.py").write_text("def test_broken():\n    assert 1 == 2\n")
+    failed = subprocess.run(
+        [*kindgi, str(folder), "-q"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert failed.returncode == 1
+    assert "1 failed, 7 passed" in failed.stdout
+
+
+def test_kindgi_test_names_what_is_wrong(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from kindgi.cli import main
+
+    assert main(["test", str(tmp_path)]) == 2
+    assert "is not a pack's folder (it has no __init__.py)" in capsys.readouterr().err
+    (tmp_path / "__init__.py").write_text("")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "pytest" else real(name))
+    assert main(["test", str(tmp_path)]) == 2
+    assert "pytest is not installed beside Kindgi: `make run` (or `make install`) installs it" in (
+        capsys.readouterr().err
+    )
+
+
+def test_make_run_installs_the_pytest_kindgi_test_uses(tmp_path):
+    import shutil
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(requirement.startswith("pytest>=") for requirement in extras["testing"])
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").touch()
+    (tmp_path / "pyproject.toml").touch()
+    planned = subprocess.run(
+        ["make", "-n", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert "pip install --quiet -e '.[testing]'" in planned

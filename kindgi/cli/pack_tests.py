@@ -1,0 +1,46 @@
+"""`kindgi test PATH`: a pack's own tests, with the pytest that came with Kindgi.
+
+Run as the pack's folder sees itself (its parent on the path, as ``kindgi dev --pack`` imports
+it), and away from any project's pytest settings: the pack's tests need none, and a site's (its
+Django settings, its test paths) would change what they mean.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from kindgi.cli.dev import pack_folder
+from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
+
+
+def run_pack_tests(path: str, pytest_arguments: Sequence[str] = ()) -> int:
+    folder = pack_folder(path)
+    if importlib.util.find_spec("pytest") is None:
+        raise CliError(
+            "pytest is not installed beside Kindgi: `make run` (or `make install`) installs it, "
+            "or pip install 'kindgi[testing]'",
+            USAGE_ERROR,
+        )
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(folder.parent), os.environ.get("PYTHONPATH")]))
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(folder),
+        "--rootdir",
+        str(folder),
+        "-c",
+        os.devnull,  # no project's pytest settings: the pack's own conftest.py is all it reads
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:django",
+        *pytest_arguments,
+    ]
+    status = subprocess.run(command, cwd=folder.parent, env=env).returncode
+    return OK if status == 0 else API_ERROR

@@ -58,7 +58,8 @@ format: install-dev
 POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 TEST_PROCESSES ?= 2
 NOT_DATABASE_TESTS := tests/kindgi tests/runs/engine tests/test_docs.py tests/test_bench.py \
-	tests/test_makefile.py tests/test_ci.py tests/cli/test_dev.py tests/cli/test_init.py
+	tests/test_makefile.py tests/test_ci.py tests/cli/test_dev.py tests/cli/test_init.py \
+	tests/test_settings_reference.py
 FUZZ_TESTS := tests/api/test_fuzz.py
 PARALLEL := --numprocesses $(TEST_PROCESSES) --dist loadfile --ignore=$(FUZZ_TESTS)
 

@@ -74,17 +74,27 @@ def test_runnable_python_blocks_run(code, options):
 
 
 def _commands(code: str):
-    """Each command of a shell block, continuations joined, as words (comments left out; a line
-    of several commands, joined by ``&&``, ``|``, ``;`` or ``&``, gives each)."""
+    """Each command of a shell block, continuations joined, as words (comments and redirections
+    left out; a line of several commands, joined by ``&&``, ``|``, ``;`` or ``&``, gives each)."""
     for line in code.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars="&|;")
+        line = re.sub(r"<([\w -]+)>", r"\1", line)  # a placeholder, <approval-id>, is a word
+        lexer = shlex.shlex(line, posix=True, punctuation_chars="&|;<>")
         lexer.whitespace_split, lexer.commenters = True, "#"
         try:
             tokens = list(lexer)
         except ValueError:
             continue  # not shell, e.g. an example of output
         command: list[str] = []
+        redirected = False
         for token in [*tokens, ";"]:
+            if redirected:  # where output goes (> /dev/null), not an argument
+                redirected = False
+                continue
+            if set(token) <= set("<>"):
+                redirected = True
+                if command and command[-1].isdigit():
+                    command.pop()  # 2> names the stream
+                continue
             if set(token) <= set("&|;"):
                 while command and re.match(r"^[A-Z_][A-Z0-9_]*=", command[0]):
                     command = command[1:]  # VARIABLE=value before the command

@@ -20,8 +20,9 @@ class Command(BaseCommand):
     def handle(self, *args, username: str, **options):
         if not settings.DEBUG:
             raise CommandError(
-                "create_dev_admin is for development only; with KINDGI_DEBUG off, "
-                "create users with `manage.py createsuperuser`."
+                "create_dev_admin is for development only; with KINDGI_DEBUG off, make the first "
+                "tenant and its admin with `manage.py create_tenant TENANT --admin USER` "
+                "(docs/operations.md)."
             )
         users = get_user_model()
         if users.objects.filter(username=username).exists():

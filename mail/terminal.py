@@ -19,7 +19,7 @@ class ReadableConsoleBackend(console.EmailBackend):
             else:
                 others.append(part.get_filename() or part.get_content_type())
         lines.append("")
-        lines.extend(text.rstrip("\n") for text in texts)
+        lines.extend(text.strip("\n") for text in texts)
         if others:
             lines += ["", f"(also in this mail, not shown: {', '.join(others)})"]
         self.stream.write("\n".join(lines) + "\n" + "-" * 79 + "\n")

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def serve(*, host: str, port: int, mail_port: int = 2525, packs: Sequence[str] =
             ([*DJANGO, "mail_serve", "--host", "127.0.0.1", "--port", str(mail_port)], _django_env())
         )
     web = [
-        sys.executable,
+        *PYTHON,
         "-m",
         "kindgi_site.web",
         "-b",
@@ -117,7 +118,10 @@ def banner(url: str, mail_port: int, *, saved_to: Path) -> str:
     )
 
 
-DJANGO = [sys.executable, "-m", "django"]
+# -P: the folder it is started from is not put on the path, where a folder beside it (a checkout
+# named kindgi, a tools/ folder) would shadow Kindgi's own packages.
+PYTHON = [sys.executable, "-P"]
+DJANGO = [*PYTHON, "-m", "django"]
 SWEEPER = [*DJANGO, "run_sweeps", "--every", "0"]
 
 
@@ -135,10 +139,24 @@ def pack_folder(path: str) -> Path:
 
 def _load_from(folders: Sequence[Path]) -> None:
     """Every process this starts imports the packs from those folders."""
-    parents = list(dict.fromkeys(str(folder.parent) for folder in folders))
-    os.environ["PYTHONPATH"] = os.pathsep.join([*parents, *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(importable(folders)), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     extra = [*filter(None, os.environ.get("KINDGI_EXTRA_PACKS", "").split(",")), *(f.name for f in folders)]
     os.environ["KINDGI_EXTRA_PACKS"] = ",".join(dict.fromkeys(extra))
+
+
+def importable(folders: Sequence[Path]) -> Path:
+    """A folder that holds only a link to each pack's folder, to put on the Python path in place
+    of the packs' parents: a parent may hold other folders (a checkout of Kindgi named ``kindgi``,
+    a ``tools`` folder) that would shadow Kindgi's own packages."""
+    names = [folder.name for folder in folders]
+    if len(set(names)) != len(names):
+        raise CliError(f"two packs' folders have the same name: {', '.join(names)}", USAGE_ERROR)
+    where = Path(tempfile.mkdtemp(prefix="kindgi-packs-"))
+    for folder in folders:
+        (where / folder.name).symlink_to(folder, target_is_directory=True)
+    return where
 
 
 def _reloader(folders: Sequence[Path]):
@@ -180,7 +198,7 @@ def _exec(*arguments: str) -> None:
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
     }
-    os.execve(sys.executable, [sys.executable, *arguments], env)
+    os.execve(sys.executable, [*PYTHON, *arguments], env)
 
 
 def serve_production(*, host: str, port: int) -> int:

@@ -1,8 +1,9 @@
 """`kindgi test PATH`: a pack's own tests, with the pytest that came with Kindgi.
 
-Run as the pack's folder sees itself (its parent on the path, as ``kindgi dev --pack`` imports
-it), and away from any project's pytest settings: the pack's tests need none, and a site's (its
-Django settings, its test paths) would change what they mean.
+Run as ``kindgi dev --pack`` imports the pack (by a link to its folder, not by its parent, whose
+other folders could shadow Kindgi's packages), with pytest's importlib mode (which adds no folder
+to the path either), and away from any project's pytest settings: the pack's tests need none, and
+a site's (its Django settings, its test paths) would change what they mean.
 """
 
 import importlib.util
@@ -11,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from kindgi.cli.dev import pack_folder
+from kindgi.cli.dev import importable, pack_folder
 from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
 
 
@@ -24,11 +25,12 @@ def run_pack_tests(path: str, pytest_arguments: Sequence[str] = ()) -> int:
             USAGE_ERROR,
         )
     env = os.environ | {
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(folder.parent), os.environ.get("PYTHONPATH")]))
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(importable([folder])), os.environ.get("PYTHONPATH")]))
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     command = [
         sys.executable,
+        "-P",  # nor the folder it is started from
         "-m",
         "pytest",
         str(folder),
@@ -40,6 +42,7 @@ def run_pack_tests(path: str, pytest_arguments: Sequence[str] = ()) -> int:
         "no:cacheprovider",
         "-p",
         "no:django",
+        "--import-mode=importlib",
         *pytest_arguments,
     ]
     status = subprocess.run(command, cwd=folder.parent, env=env).returncode

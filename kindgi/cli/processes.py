@@ -95,8 +95,11 @@ def supervise(services: Sequence[Service], *, every: Callable[[], bool] | None =
             for process, (command, _) in zip(processes, services, strict=True):
                 status = process.poll()
                 if status is not None:
+                    what = " ".join(
+                        command[command.index("-m") + 1 :][:2] if "-m" in command else command[:1]
+                    )
                     print(
-                        f"{' '.join(command[1:4])} ended (exit {status}): stopping the others",
+                        f"{what} ended (exit {status}): stopping the others",
                         file=sys.stderr,
                         flush=True,
                     )

@@ -77,14 +77,14 @@ def _dev_env(tmp_path, **more: str) -> dict[str, str]:
     return env | more
 
 
-def _start_dev(env: dict[str, str], port: int, *flags: str) -> subprocess.Popen:
+def _start_dev(env: dict[str, str], port: int, *flags: str, cwd: Path = ROOT) -> subprocess.Popen:
     """`kindgi dev` on ``port``, once it answers HTTP (its output in a file beside its database,
     for a failure to show)."""
     log = Path(env["KINDGI_SQLITE_PATH"]).with_suffix(".log")
     with log.open("w") as output:
         server = subprocess.Popen(
             [*KINDGI, "dev", "--port", str(port), *flags],
-            cwd=ROOT,
+            cwd=cwd,
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -219,7 +219,11 @@ def test_stopping_kindgi_dev_stops_every_process_it_started(tmp_path, how, with_
             [*KINDGI, "init", "shop", "--dir", str(tmp_path)], env=env, check=True, capture_output=True
         )
         flags += ["--pack", str(tmp_path / "shop")]
-    server = _start_dev(env, port, *flags)
+        # Beside the pack, folders named as Kindgi's packages: a checkout cloned as kindgi, say.
+        # Started from there too.
+        for beside in ("kindgi", "tools"):
+            (tmp_path / beside).mkdir()
+    server = _start_dev(env, port, *flags, cwd=tmp_path if with_pack else ROOT)
     try:
         deadline = time.monotonic() + 30
         while len(started := _children(server.pid)) < 3 and time.monotonic() < deadline:

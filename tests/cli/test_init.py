@@ -199,8 +199,14 @@ def _wait_for(condition, seconds: float = 60) -> None:
 
 
 def test_kindgi_test_runs_a_fresh_packs_tests_from_anywhere(demo_pack, tmp_path):
-    """From the project's own folder (whose pytest settings are a Django site's) too."""
+    """From the project's own folder (whose pytest settings are a Django site's) too, and with
+    folders beside the pack that share a name with Kindgi's packages (a checkout cloned as
+    ``kindgi``, a ``tools`` folder): neither the pack's parent nor where it runs from is put on
+    the path."""
     folder, _ = demo_pack
+    for beside in ("kindgi", "tools"):
+        (tmp_path / beside).mkdir()
+        (tmp_path / beside / "README.md").write_text("not a package")
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     kindgi = [sys.executable, "-m", "kindgi.cli", "test"]
     for where in (tmp_path, ROOT):

@@ -52,7 +52,7 @@ def _say_what_it_waits_for(api: Api, run: dict) -> None:
     for approval in pending:
         print(
             f"kindgi: run {run_id} waits for approval {approval['id']} "
-            f"(a {approval['requiredRole']}'s): {approval['summary']}\n"
+            f"(a {approval.get('requiredRole')}'s): {approval.get('summary') or approval.get('title')}\n"
             f"  decide it: kindgi approvals complete {approval['id']} --decision=approve "
             f"(or reject), or open {base}/console/approvals/{approval['id']}/",
             file=sys.stderr,

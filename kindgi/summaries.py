@@ -63,14 +63,18 @@ def render_summary(template: str, arguments: Any) -> str:
         name = match.group(1)
         return _shown(given[name]) if name in given else "(none)"
 
-    return cut_at_word(_PLACE.sub(place, template), SUMMARY_MOST)
+    return cut_at_word(_PLACE.sub(place, without_controls(template)), SUMMARY_MOST)
 
 
 def fallback_summary(description: str, arguments: Any) -> str:
     """A call summed up without a template: what the tool does (its description's first
     sentence) and its first few arguments."""
-    first = _SENTENCE_END.split((description or "").strip(), maxsplit=1)[0].strip() or "Calls a tool"
-    first = first.rstrip(".")
+    # A description may come from an MCP server: shown to a reviewer as text, never as a
+    # terminal's or a page's control.
+    first = " ".join(
+        without_controls(_SENTENCE_END.split((description or "").strip(), maxsplit=1)[0]).split()
+    )
+    first = (first or "Calls a tool").rstrip(".")
     given = arguments if isinstance(arguments, Mapping) else {}
     shown = [f"{name}: {_shown(value, most=60)}" for name, value in list(given.items())[:FALLBACK_ARGUMENTS]]
     if len(given) > FALLBACK_ARGUMENTS:
@@ -78,7 +82,7 @@ def fallback_summary(description: str, arguments: Any) -> str:
     return cut_at_word(f"{first} ({'; '.join(shown)})" if shown else first, SUMMARY_MOST)
 
 
-def _visible(text: str) -> str:
+def without_controls(text: str) -> str:
     """``text`` without control and format characters (a right-to-left override, a zero-width
     space): an argument must not rearrange the sentence it is shown in."""
     return "".join(char for char in text if unicodedata.category(char) not in ("Cc", "Cf") or char in "\t\n")
@@ -91,7 +95,7 @@ def _shown(value: Any, *, most: int = VALUE_MOST) -> str:
         text = value
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return cut_at_word(" ".join(_visible(text).split()), most)
+    return cut_at_word(" ".join(without_controls(text).split()), most)
 
 
 def cut_at_word(text: str, most: int) -> str:

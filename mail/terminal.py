@@ -3,6 +3,8 @@ matter, then each text part decoded, so that no link is cut by quoted-printable 
 
 from django.core.mail.backends import console
 
+from kindgi.summaries import without_controls
+
 SHOWN_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date")
 
 
@@ -22,4 +24,5 @@ class ReadableConsoleBackend(console.EmailBackend):
         lines.extend(text.strip("\n") for text in texts)
         if others:
             lines += ["", f"(also in this mail, not shown: {', '.join(others)})"]
-        self.stream.write("\n".join(lines) + "\n" + "-" * 79 + "\n")
+        # A mail's text is anyone's to write (a tool's argument, a subject): printed, not obeyed.
+        self.stream.write(without_controls("\n".join(lines)) + "\n" + "-" * 79 + "\n")

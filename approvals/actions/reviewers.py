@@ -24,6 +24,7 @@ DISPLAY_NAME_MAX = 200
 REVIEWERS = "{tenant}'s reviewers and their roles"
 
 
+@transaction.atomic
 def check_register_reviewer(
     *, acting_user, role: Any = None, display_name: Any = None, surface: str
 ) -> Reviewer:
@@ -35,13 +36,17 @@ def check_register_reviewer(
     kept as it is); their role stays unless they may configure the tenant. The returned
     reviewer's ``registration_note`` says what changed, or that nothing did, and why a role
     asked for was not the one kept.
+
+    The registration is read locked and written in one transaction, so a tenant admin's
+    demotion or removal made meanwhile waits for it and lands last: never undone by a write
+    of what was read before it.
     """
     tenant = tenant_for_user(acting_user)
     if is_service_account(acting_user):
         raise DecisionForbiddenError(
             f"{acting_user.get_username()} is a service account; only a person may be a reviewer"
         )
-    existing = Reviewer.objects.filter(user=acting_user, tenant=tenant).first()
+    existing = Reviewer.objects.select_for_update().filter(user=acting_user, tenant=tenant).first()
     if existing is not None:
         role = existing.role if role is None else role
         display_name = existing.display_name if display_name is None else display_name

@@ -4,11 +4,13 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 
 from kindgi.cli.client import Api
 from kindgi.cli.config import resolve
 from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
 from kindgi.cli.output import show
+from kindgi.summaries import without_controls
 
 EXAMPLE_IDS = {
     "tools": "my-pack.lookup-order",
@@ -33,30 +35,46 @@ def runs_start(args) -> int:
     api = _api(args)
     run = api.post("/runs", body)
     show(run)
-    with contextlib.suppress(CliError):
-        _say_what_it_waits_for(api, run)
+    _say_what_it_waits_for(api, run)
     return API_ERROR if run.get("status") == "failed" else OK
 
 
-def _say_what_it_waits_for(api: Api, run: dict) -> None:
+def _say_what_it_waits_for(api: Api, run: dict | Callable[[], dict]) -> None:
     """On stderr (stdout stays the API's JSON): what a suspended run waits for, and where to
-    decide it."""
+    decide it. A courtesy after the command's answer: whatever it meets (an older server, an
+    answer of another shape), the answer and the exit code stand."""
+    with contextlib.suppress(Exception):
+        _say_what_a_run_waits_for(api, run() if callable(run) else run)
+
+
+def _say_what_a_run_waits_for(api: Api, run: dict) -> None:
     if run.get("status") != "suspended":
         return
     base, run_id = api.settings.url, run["id"]
-    pending = api.get("/approvals", {"runId": run_id, "status": "pending"})["items"]
+    listed = api.get("/approvals", {"runId": run_id, "status": "pending"})["items"]
+    pending = [approval for approval in listed if _belongs_to(api, approval, run_id)]
     if not pending:
         print(
             f"kindgi: run {run_id} is waiting: {base}/console/runs/{run_id}/ says for what", file=sys.stderr
         )
     for approval in pending:
+        said = " ".join(without_controls(approval.get("summary") or approval.get("title") or "").split())
         print(
             f"kindgi: run {run_id} waits for approval {approval['id']} "
-            f"(a {approval.get('requiredRole')}'s): {approval.get('summary') or approval.get('title')}\n"
+            f"(a {approval.get('requiredRole')}'s): {said}\n"
             f"  decide it: kindgi approvals complete {approval['id']} --decision=approve "
             f"(or reject), or open {base}/console/approvals/{approval['id']}/",
             file=sys.stderr,
         )
+
+
+def _belongs_to(api: Api, approval: dict, run_id: str) -> bool:
+    """Whether ``approval`` is ``run_id``'s or one of its steps': a server from before ``runId``
+    filtered lists every pending approval of the tenant, and the hint names only this run's."""
+    owner = (approval.get("provenanceRef") or {}).get("runId")
+    if owner == run_id:
+        return True
+    return bool(owner) and api.get(f"/runs/{owner}").get("parentRunId") == run_id
 
 
 def runs_get(args) -> int:
@@ -120,11 +138,13 @@ def approvals_complete(args) -> int:
     if len(args.ids) == 1:
         api = _api(args)
         show(api.post(f"/approvals/{args.ids[0]}/complete", body))
-        # The run may go on to wait again, for another call. The decision stands whatever this
-        # hint meets.
-        with contextlib.suppress(CliError):
+
+        # The run may go on to wait again, for another call.
+        def decided_run() -> dict:
             approval = api.get(f"/approvals/{args.ids[0]}")
-            _say_what_it_waits_for(api, api.get(f"/runs/{approval['provenanceRef']['runId']}"))
+            return api.get(f"/runs/{approval['provenanceRef']['runId']}")
+
+        _say_what_it_waits_for(api, decided_run)
         return OK
     # Several: decided one by one on the server, each answered on its own.
     answer = _api(args).post(

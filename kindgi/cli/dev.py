@@ -5,7 +5,9 @@ migrate, load the packs, make sure the development admin, tenant, reviewer and A
 save the URL and token for the next `kindgi` command, then serve HTTP and WebSockets.
 """
 
+import atexit
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -154,6 +156,7 @@ def importable(folders: Sequence[Path]) -> Path:
     if len(set(names)) != len(names):
         raise CliError(f"two packs' folders have the same name: {', '.join(names)}", USAGE_ERROR)
     where = Path(tempfile.mkdtemp(prefix="kindgi-packs-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
     for folder in folders:
         (where / folder.name).symlink_to(folder, target_is_directory=True)
     return where

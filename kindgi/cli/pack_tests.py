@@ -12,8 +12,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from kindgi.cli import processes
 from kindgi.cli.dev import importable, pack_folder
-from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
+from kindgi.cli.errors import OK, USAGE_ERROR, CliError
 
 
 def run_pack_tests(path: str, pytest_arguments: Sequence[str] = ()) -> int:
@@ -46,4 +47,5 @@ def run_pack_tests(path: str, pytest_arguments: Sequence[str] = ()) -> int:
         *pytest_arguments,
     ]
     status = subprocess.run(command, cwd=folder.parent, env=env).returncode
-    return OK if status == 0 else API_ERROR
+    # pytest's own code (1: a test failed, 5: none was found…), which scripts and CI know.
+    return OK if status == 0 else processes.exit_status(status)

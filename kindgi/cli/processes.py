@@ -68,6 +68,21 @@ def stop(processes: Sequence[subprocess.Popen]) -> None:
             process.wait()
 
 
+def _start_into(processes: list[subprocess.Popen], services: Sequence[Service]) -> None:
+    """Start each service, kept in ``processes`` as soon as it started: a stop signal between
+    two starts finds the first one there, to stop."""
+    for command, env in services:
+        processes.append(start(command, env))
+
+
+def exit_status(returncode: int) -> int:
+    """A child's end as this process's exit status: its own code, or 128 plus the signal that
+    ended it, as a shell says (``subprocess`` gives minus the signal); never 0 for a failure."""
+    if returncode < 0:
+        return 128 - returncode
+    return returncode or 1
+
+
 def on_stop_signals() -> None:
     """From now on, SIGINT and SIGTERM raise `Stopped` where this process is, so that the
     ``finally`` that stops the children runs."""
@@ -88,7 +103,7 @@ def supervise(services: Sequence[Service], *, every: Callable[[], bool] | None =
     on_stop_signals()
     processes: list[subprocess.Popen] = []
     try:
-        processes = [start(command, env) for command, env in services]
+        _start_into(processes, services)
         last_check = time.monotonic()
         while True:
             time.sleep(POLL_SECONDS)
@@ -103,12 +118,13 @@ def supervise(services: Sequence[Service], *, every: Callable[[], bool] | None =
                         file=sys.stderr,
                         flush=True,
                     )
-                    return status or 1
+                    return exit_status(status)
             if every is not None and time.monotonic() - last_check >= 1.0:
                 last_check = time.monotonic()
                 if every():
                     stop(processes)
-                    processes = [start(command, env) for command, env in services]
+                    processes.clear()
+                    _start_into(processes, services)
                     print("Reloaded: serving the new version", flush=True)
     except Stopped:
         return 0

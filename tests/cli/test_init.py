@@ -208,6 +208,9 @@ def test_kindgi_test_runs_a_fresh_packs_tests_from_anywhere(demo_pack, tmp_path)
         (tmp_path / beside).mkdir()
         (tmp_path / beside / "README.md").write_text("not a package")
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    scratch = tmp_path / "scratch"  # where the folder of links to the pack is made, and removed
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)
     kindgi = [sys.executable, "-m", "kindgi.cli", "test"]
     for where in (tmp_path, ROOT):
         result = subprocess.run(
@@ -231,6 +234,17 @@ def test_kindgi_test_runs_a_fresh_packs_tests_from_anywhere(demo_pack, tmp_path)
     )
     assert failed.returncode == 1
     assert "1 failed, 7 passed" in failed.stdout
+
+    # pytest's other outcomes keep their codes: 5, no test was found.
+    none = subprocess.run(
+        [*kindgi, str(folder), "-q", "-k", "no_such_test"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert none.returncode == 5, none.stdout
+    assert list(scratch.iterdir()) == []
 
 
 def test_kindgi_test_names_what_is_wrong(tmp_path, monkeypatch, capsys):

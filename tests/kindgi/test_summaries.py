@@ -67,3 +67,13 @@ def test_a_tool_without_a_summary_is_summed_up_by_its_description_and_arguments(
 def test_control_and_format_characters_cannot_rearrange_the_sentence():
     said = render_summary('Post "{message}"', {"message": "ok\u202e\u200b evil\x07 text"})
     assert said == 'Post "ok evil text"'
+
+
+def test_a_description_from_elsewhere_cannot_drive_a_terminal_or_rearrange_its_sentence():
+    """An MCP server writes its tools' descriptions: the summary a reviewer reads, in the CLI's
+    hint or a printed mail, carries none of its escapes."""
+    said = fallback_summary(
+        "Reads\x1b[2J\x1b]0;pwned\x07 a\u202e file\r\nquietly. More.", {"path": "/etc\x1b[31m"}
+    )
+    assert said == "Reads[2J]0;pwned a file quietly (path: /etc[31m)"
+    assert not any(ord(char) < 32 or char == "\u202e" for char in said)

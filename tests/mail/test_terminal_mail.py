@@ -59,3 +59,17 @@ def test_a_real_notification_printed_in_development_has_links_a_person_can_copy(
         assert re.search(rf"{re.escape(url)}$", out, re.M), url
         assert url.startswith("http://127.0.0.1:8111/console/decide/")
     assert "=\n" not in out
+
+
+def test_a_mails_text_is_printed_not_obeyed_by_the_terminal():
+    """A mail carries what others wrote (a tool's arguments, a subject): its escapes are shown
+    as nothing, so a printed mail cannot clear the screen, retitle the window or hide a line."""
+    mail = EmailMultiAlternatives(
+        subject="Post \x1b]0;owned\x07 now",
+        body="Approve: http://x/\x1b[2J\x1b[1A\rhidden\u202e text\n\tindented\n",
+        from_email="kindgi@localhost",
+        to=["ada@acme.test"],
+    )
+    out = printed(mail)
+    assert not any(char in out for char in "\x1b\x07\r\u202e")
+    assert "Approve: http://x/[2J[1A\nhidden text\n\tindented" in out  # mail makes a lone CR a line end

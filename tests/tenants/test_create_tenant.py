@@ -66,6 +66,13 @@ def test_an_existing_user_of_no_tenant_becomes_its_admin_keeping_their_password(
     assert Tenant.objects.get(slug="acme").name == "acme"
 
 
+def test_a_mail_address_given_for_an_existing_user_is_said_to_be_unused():
+    get_user_model().objects.create_superuser(username="root", email="root@acme.test", password="x" * 20)
+    said = create_tenant("acme", "--admin", "root", "--email", "boss@acme.test")
+    assert "--email was left unused: 'root' existed, with the address 'root@acme.test'" in said
+    assert get_user_model().objects.get(username="root").email == "root@acme.test"
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -74,6 +81,10 @@ def test_an_existing_user_of_no_tenant_becomes_its_admin_keeping_their_password(
         (("not a slug", "--admin", "ada"), "TENANT 'not a slug' is not a slug"),
         (("beta", "--admin", "ada", "--email", "nope"), "--email 'nope' is not a mail address"),
         (("beta", "--admin", "ada", "--display-name", " "), "--display-name must be 1 to 200 characters"),
+        (("beta", "--admin", ""), "--admin '' is not a username"),
+        (("beta", "--admin", "a" * 151), "is not a username (1 to 150 letters"),
+        (("beta", "--admin", "ada lovelace"), "--admin 'ada lovelace' is not a username"),
+        (("beta", "--admin", "ada", "--name", "N" * 201), "--name must be 1 to 200 characters"),
     ],
 )
 def test_what_is_wrong_is_named_and_nothing_is_written(arguments, message):

@@ -35,7 +35,7 @@ class Command(BaseCommand):
     def handle(
         self, *args, slug: str, name: str | None, admin: str, email: str, display_name: str | None, **options
     ):
-        _check(slug, email, display_name or admin)
+        _check(slug, name, admin, email, display_name or admin)
         users = get_user_model()
         with transaction.atomic():
             if Tenant.objects.filter(slug=slug).exists():
@@ -82,6 +82,8 @@ class Command(BaseCommand):
             said += f" Sign in at {sign_in} as {admin!r} with password {password!r} (shown only this once)."
         else:
             said += f" Sign in at {sign_in} as {admin!r} with their password."
+            if email and email != user.email:
+                said += f" --email was left unused: {admin!r} existed, with the address {user.email!r}."
         self.stdout.write(self.style.SUCCESS(said))
         self.stdout.write(f"An API token for them: manage.py create_api_token {admin}")
 
@@ -91,9 +93,21 @@ def _save_tenant(slug: str, name: str) -> Tenant:
     return do_save_setting(tenant, kind=TENANT, tenant=tenant, acting_user=None, surface=Surface.COMMAND)
 
 
-def _check(slug: str, email: str, display_name: str) -> None:
+def _check(slug: str, name: str | None, admin: str, email: str, display_name: str) -> None:
     """Everything named, checked before anything is written."""
     wrong = []
+    username = get_user_model()._meta.get_field(get_user_model().USERNAME_FIELD)
+    try:
+        username.run_validators(admin)
+        if not admin or len(admin) > username.max_length:
+            raise ValidationError("length")
+    except ValidationError:
+        wrong.append(
+            f"--admin {admin!r} is not a username (1 to {username.max_length} letters, digits and @.+-_)"
+        )
+    most = Tenant._meta.get_field("name").max_length
+    if name is not None and (not name.strip() or len(name) > most):
+        wrong.append(f"--name must be 1 to {most} characters")
     try:
         validate_slug(slug)
     except ValidationError:

@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 MAIL_PORT ?= 2525
 
-.PHONY: run test lint format install install-dev fuzz bench chaos
+.PHONY: run test lint format install install-dev fuzz bench chaos certify
 
 # The first interpreter on PATH that is Python 3.12 or newer makes the virtualenv.
 $(PY):
@@ -61,19 +61,31 @@ NOT_DATABASE_TESTS := tests/kindgi tests/runs/engine tests/test_docs.py tests/te
 	tests/test_makefile.py tests/test_ci.py tests/cli/test_dev.py tests/cli/test_init.py \
 	tests/test_settings_reference.py
 FUZZ_TESTS := tests/api/test_fuzz.py
-PARALLEL := --numprocesses $(TEST_PROCESSES) --dist loadfile --ignore=$(FUZZ_TESTS)
+# The queues' certification suite runs on its own, once per task backend (`make certify`).
+CERTIFY_TESTS := tests/certify
+CERTIFY ?= db rq celery
+PARALLEL := --numprocesses $(TEST_PROCESSES) --dist loadfile --ignore=$(FUZZ_TESTS) --ignore=$(CERTIFY_TESTS)
 
 test: lint
 	$(VENV)/bin/pytest -m "not postgres" $(PARALLEL)
 	$(VENV)/bin/pytest -m "not postgres" $(FUZZ_TESTS)
 	@if DATABASE_URL=$(POSTGRES_URL) $(PY) bin/postgres-reachable; then \
 		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(PARALLEL) $(addprefix --ignore=,$(NOT_DATABASE_TESTS)) && \
-		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(FUZZ_TESTS); \
+		DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(FUZZ_TESTS) && \
+		$(MAKE) --no-print-directory certify; \
 	elif $(PY) -m tests.ci; then \
 		echo "error: the PostgreSQL tests must run in CI, and $(POSTGRES_URL) does not answer" >&2; exit 1; \
 	else \
 		echo "PostgreSQL does not answer at $(POSTGRES_URL): its tests were not run (CI runs them)"; \
 	fi
+
+# Each task backend (django-tasks-db, RQ, Celery) through the same suite, with real workers on
+# PostgreSQL and Redis: one backend a pass (KINDGI_CERTIFY), so that each is certified by itself.
+certify: install-dev
+	@for backend in $(CERTIFY); do \
+		echo "Certifying the $$backend queue"; \
+		KINDGI_CERTIFY=$$backend DATABASE_URL=$(POSTGRES_URL) $(VENV)/bin/pytest $(CERTIFY_TESTS) || exit 1; \
+	done
 
 # The API fuzzed against its schema and the bad-input properties, 25 times longer than in `make test`.
 fuzz: install-dev

@@ -77,11 +77,17 @@ DEFAULTS: dict[str, Any] = {
     # How often a sweeper (kindgi dev's, each worker's) runs the periodic sweeps (0: never), and
     # how many items each sweep handles a round.
     "KINDGI_SWEEP_SECONDS": 5,
+    # Which queue runs go through (KINDGI_TASKS): immediate, db, rq or celery.
+    "KINDGI_TASK_QUEUE": "immediate",
     "KINDGI_SWEEP_LIMIT": 100,
     # The proxies (addresses, CIDRs) whose X-Forwarded-For is believed (core.addresses).
     "KINDGI_TRUSTED_PROXIES": (),
     # The mailer (a MAILERS alias) that Kindgi's mail tools send through.
     "KINDGI_MAILER": "default",
+    # Traces (core.tracing): the OTLP/HTTP collector they go to (unset: none are made), and
+    # whether spans carry content (messages, tool arguments and results, rationales).
+    "KINDGI_OTEL_ENDPOINT": "",
+    "KINDGI_OTEL_CAPTURE_CONTENT": False,
 }
 
 

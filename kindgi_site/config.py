@@ -3,6 +3,7 @@
 Nothing set: the embedded profile (SQLite file, immediate tasks, in-memory channel layer).
 """
 
+import importlib.util
 import ipaddress
 import json
 import os
@@ -10,6 +11,10 @@ from collections.abc import Mapping
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
+
+TASK_QUEUES = ("immediate", "db", "rq", "celery")
+# The queues kept in Redis, and the library each needs.
+QUEUES_ON_REDIS = {"rq": "django_tasks_rq", "celery": "django_tasks_celery"}
 
 
 class Environment:
@@ -130,11 +135,55 @@ class Environment:
             }
         }
 
+    def task_queue(self) -> str:
+        """Where runs execute (``KINDGI_TASKS``): ``immediate`` in the call that starts or resumes
+        them; ``db``, ``rq`` or ``celery`` queued for workers."""
+        queue = self.choice("KINDGI_TASKS", "immediate", TASK_QUEUES)
+        if queue in QUEUES_ON_REDIS:
+            if not self.text("REDIS_URL"):
+                raise ImproperlyConfigured(
+                    f"KINDGI_TASKS={queue} queues runs in Redis: set REDIS_URL (redis://host:6379/0) too"
+                )
+            library = QUEUES_ON_REDIS[queue]
+            if importlib.util.find_spec(library) is None:
+                raise ImproperlyConfigured(
+                    f"KINDGI_TASKS={queue} needs {library.replace('_', '-')}: pip install 'kindgi[{queue}]'"
+                )
+        return queue
+
     def tasks(self) -> dict:
-        backend = self.choice("KINDGI_TASKS", "immediate", ("immediate", "db"))
-        if backend == "db":
+        queue = self.task_queue()
+        if queue == "db":
             return {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+        if queue == "rq":
+            return {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+        if queue == "celery":
+            return {
+                "default": {
+                    "BACKEND": "django_tasks_celery.CeleryBackend",
+                    "QUEUES": ["default"],
+                    "OPTIONS": {"CELERY_APP": "kindgi_site.celery.app"},
+                }
+            }
         return {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+    def queue_settings(self) -> dict:
+        """The settings the chosen queue's library reads: RQ's queues, Celery's broker."""
+        queue, url = self.task_queue(), self.text("REDIS_URL")
+        if queue == "rq":
+            # A queue's jobs outlive no result: what a run did is in its journal.
+            # No job time limit (-1): a run's claim tells a dead executor from a slow one.
+            return {"RQ_QUEUES": {"default": {"URL": url, "DEFAULT_RESULT_TTL": 60, "DEFAULT_TIMEOUT": -1}}}
+        if queue == "celery":
+            return {
+                "CELERY_BROKER_URL": url,
+                "CELERY_TASK_DEFAULT_QUEUE": "default",
+                # A worker takes one task at a time: a run holds its worker until it waits or ends,
+                # and a task taken ahead would wait behind it while another worker is idle.
+                "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+                "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
+            }
+        return {}
 
     def secret_key(self, *, debug: bool) -> str:
         key = self.text("SECRET_KEY")

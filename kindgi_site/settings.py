@@ -130,8 +130,13 @@ CHANNEL_LAYERS = ENV.channel_layers()
 CACHES = ENV.caches()
 
 # Runs execute through Django's Tasks framework: at once, inside the call that starts or
-# resumes them (the default), or queued in the database for `manage.py db_worker` processes.
+# resumes them (the default), or queued for `kindgi worker` processes: in the database, or in
+# Redis through RQ or Celery (docs/operations.md, "Queues").
 TASKS = ENV.tasks()
+KINDGI_TASK_QUEUE = ENV.task_queue()
+globals().update(ENV.queue_settings())
+if KINDGI_TASK_QUEUE == "rq":
+    INSTALLED_APPS.append("django_rq")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -310,6 +315,14 @@ LOGGING = logging_config(
     log_format=ENV.choice("KINDGI_LOG_FORMAT", "text" if DEBUG else "json", ("text", "json")),
     level=ENV.choice("KINDGI_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
 )
+
+# --- Traces (core.tracing; docs/operations.md, "Traces") ---
+# OpenTelemetry spans over OTLP/HTTP to this collector; unset, traces are off and cost nothing.
+KINDGI_OTEL_ENDPOINT = ENV.text("OTEL_EXPORTER_OTLP_ENDPOINT")
+# Spans carry what was said and done (messages, tool arguments and results, a reviewer's
+# rationale) only when this opts in.
+KINDGI_OTEL_CAPTURE_CONTENT = ENV.boolean("KINDGI_OTEL_CAPTURE_CONTENT", False)
+# --- end of traces ---
 
 # Who may read /metrics: a scraper sending this bearer token. Unset, only `kindgi dev` serves it,
 # and only to this machine (KINDGI_DEV_SERVER, which `kindgi dev` sets, with DEBUG on).

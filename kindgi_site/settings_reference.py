@@ -61,9 +61,12 @@ SAID: dict[str, str] = {
     "KINDGI_DB_CONN_MAX_AGE": "without a pool (SQLite, or a pool size of 0), how many seconds a "
     "thread keeps its database connection between requests (`0`: a new one each request)",
     "REDIS_URL": "Redis: live events between processes (publish/subscribe) and the cache that counts "
-    "failed sign-ins; unset, both stay in each process",
+    "failed sign-ins, and the queue of `KINDGI_TASKS=rq` or `celery`; unset, events and counts stay in "
+    "each process",
     "KINDGI_TASKS": "where runs execute: `immediate`, inside the call that starts or resumes them; "
-    "`db`, queued in the database for `kindgi worker` processes",
+    "`db`, queued in the database for `kindgi worker` processes; `rq` or `celery`, queued in Redis "
+    "(`REDIS_URL`) for `kindgi worker --backend rq|celery` and a `kindgi sweeper` (the `rq` or "
+    "`celery` extra)",
     "KINDGI_RUN_LEASE_SECONDS": "how long an executor holds a run before another may take it over "
     "(renewed at every step, and while a tool call runs)",
     "KINDGI_SWEEP_SECONDS": "how often the sweeps (recovery, schedules, escalation, expiry, webhooks, "
@@ -129,6 +132,12 @@ SAID: dict[str, str] = {
     "but from `kindgi dev` to this machine)",
     "KINDGI_LOG_FORMAT": "`json` lines or `text`",
     "KINDGI_LOG_LEVEL": "`DEBUG`, `INFO`, `WARNING` or `ERROR`",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "turns traces on: the OpenTelemetry collector spans go to over "
+    "OTLP/HTTP (`http://127.0.0.1:4318`; `/v1/traces` is added); the exporter's other `OTEL_EXPORTER_"
+    "OTLP_*` variables (headers, timeout) apply too (section Traces)",
+    "OTEL_SERVICE_NAME": "the service name traces carry",
+    "KINDGI_OTEL_CAPTURE_CONTENT": "spans carry content too: messages, tool arguments and results, a "
+    "reviewer's rationale and edits (`false`: names, ids, timings, tokens and decisions only)",
 }
 
 DEFAULT_IN_WORDS = {

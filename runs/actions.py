@@ -7,12 +7,14 @@ transaction under the run's row lock. What executors write (claims, steps, endin
 
 import logging
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
 from django.db import transaction
 from django.utils import timezone
 
+from core.conf import setting
 from core.secrets import provider_secrets, scrub_secrets
 from core.sweeps import Sweep
 from kindgi import AgentDefinition, FlowDefinition
@@ -359,4 +361,32 @@ def recover_stuck_runs(*, now=None, limit: int | None = None) -> Sweep:
         )
         dispatch.requeue(run.pk)
         sweep.done.append(run.pk)
+    if not dispatch.executes_here() and not dispatch.queue_is_in_the_database():
+        _queue_again_what_redis_may_have_lost(sweep, now=now, limit=limit)
     return sweep
+
+
+def _queue_again_what_redis_may_have_lost(sweep: Sweep, *, now, limit: int | None) -> None:
+    """A queue outside the database (RQ, Celery) is given a run's task once the change that
+    queued it has committed, and a process that dies, or a Redis that does not answer, between
+    the two loses the task: the run would stay queued for ever. Every run queued for longer than
+    a claim's lease is given a task again, at most once a lease: delivered twice, a task finds
+    the run claimed and does nothing."""
+    cutoff = now - timedelta(seconds=setting("KINDGI_RUN_LEASE_SECONDS"))
+    waiting = Run.objects.filter(status=RunStatus.QUEUED, updated_at__lt=cutoff).order_by("updated_at")
+    for run in waiting.defer("messages")[:limit]:
+        if (why := missing_here(run)) is not None:
+            sweep.left.append(why)
+            continue
+        # Touched first, so that this round's task is the only one until the lease has passed.
+        if Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED, updated_at__lt=cutoff).update(
+            updated_at=now
+        ):
+            logger.warning(
+                "run %s: queued %s ago without a worker taking it; its task is given again",
+                run.pk,
+                now - run.updated_at,
+                extra={"run_id": str(run.pk)},
+            )
+            dispatch.requeue(run.pk)
+            sweep.done.append(run.pk)

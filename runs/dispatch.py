@@ -121,12 +121,25 @@ def _enqueue_on_commit(run_id: UUID, *, resumed: bool = False) -> None:
     as the change leaves it.
     """
     backend = task_backends[execute_run.backend]
-    first = resumed and backend.supports_priority
+    first = resumed and _takes_higher_priority_first(backend)
     queued = execute_run.using(priority=RESUME_PRIORITY) if first else execute_run
     if _queue_is_in_the_database(backend):
         queued.enqueue(str(run_id))
     else:
         transaction.on_commit(lambda: queued.enqueue(str(run_id)))
+
+
+def _takes_higher_priority_first(backend) -> bool:
+    """Whether the backend takes a task of higher priority (Django's scale) before others.
+    django-tasks-celery says it does, but over a Redis broker kombu reads priorities the other
+    way up (0 first), so a resumed run would be taken after every new one: it is given none."""
+    return backend.supports_priority and not type(backend).__module__.startswith("django_tasks_celery")
+
+
+def queue_is_in_the_database() -> bool:
+    """Whether the task backend keeps its queue in the database, where a task commits with the
+    change that asked for it; one outside (Redis) can lose a task given it after the commit."""
+    return _queue_is_in_the_database(task_backends[execute_run.backend])
 
 
 def _queue_is_in_the_database(backend) -> bool:

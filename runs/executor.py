@@ -19,7 +19,7 @@ from runs import dispatch, journal
 from runs.budgets import RunBudgets, release_uncalled
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.flow import FlowRun
-from runs.engine.outcomes import Failed, Outcome
+from runs.engine.outcomes import Failed
 from runs.engine.recorder import ChildRun
 from runs.engine.state import RunState
 from runs.engine.turn import AgentTurn
@@ -30,6 +30,7 @@ from runs.model_resolution import resolve_model
 from runs.models import Run, RunStatus
 from runs.policy_context import policy_context, target_of, with_connections
 from runs.selectors import run_journal
+from runs.tracing import NO_TRACE, NoTrace, execution_trace
 from tools.registry import get_registry
 
 logger = logging.getLogger("kindgi.runs")
@@ -38,10 +39,13 @@ logger = logging.getLogger("kindgi.runs")
 class JournalRecorder:
     """The engine's recorder for one execution: every write carries the executor's claim."""
 
-    def __init__(self, run_id: UUID, token: str, budgets: RunBudgets | None = None):
+    def __init__(
+        self, run_id: UUID, token: str, budgets: RunBudgets | None = None, *, trace: NoTrace = NO_TRACE
+    ):
         self.run_id = run_id
         self.token = token
         self.budgets = budgets
+        self.trace = trace
 
     def record(self, entries: Sequence[Entry], *, messages_json: str | None = None) -> None:
         # Charges that wait for the run's next step (an approved call's) are written with it.
@@ -49,21 +53,23 @@ class JournalRecorder:
         journal.do_record(
             self.run_id, token=self.token, entries=entries, messages_json=messages_json, also=pending
         )
+        self.trace.recorded(entries)  # once durable: a call taken back is no span
 
     def run_child(
         self, *, node_id: str, agent: AgentDefinition, input: dict[str, Any], entries: Sequence[Entry]
     ) -> ChildRun:
-        child = journal.do_get_or_create_child_run(
-            parent_id=self.run_id,
-            token=self.token,
-            node_id=node_id,
-            agent=agent,
-            input=input,
-            entries=entries,
-        )
-        if child.status == RunStatus.QUEUED:
-            execute(child.pk)  # an agent step runs inside its flow's execution
-            child.refresh_from_db()
+        with self.trace.agent_step(node_id, agent):
+            child = journal.do_get_or_create_child_run(
+                parent_id=self.run_id,
+                token=self.token,
+                node_id=node_id,
+                agent=agent,
+                input=input,
+                entries=entries,
+            )
+            if child.status == RunStatus.QUEUED:
+                execute(child.pk)  # an agent step runs inside its flow's execution
+                child.refresh_from_db()
         return ChildRun(
             id=str(child.pk), status=child.status, output=child.output, failure_message=child.failure_message
         )
@@ -90,7 +96,8 @@ def _engine_for(run: Run, recorder: JournalRecorder, claim: journal.Claim) -> Ag
     # An execution's calls are charged to budgets, and use grants.
     ctx = replace(ctx, budgets=recorder.budgets, grant_keeper=grant_keeper())
     if run.is_agent_turn:
-        return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=resolve_model)
+        choose_model = recorder.trace.chat_models(resolve_model)
+        return AgentTurn(agent=target, state=state, ctx=ctx, recorder=recorder, choose_model=choose_model)
     return FlowRun(flow=target, registry=registry, state=state, ctx=ctx, recorder=recorder)
 
 
@@ -122,13 +129,18 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
     )
     logger.info("run %s: executing %s", run_id, target)
     engine = None
+    trace, outcome = NO_TRACE, None
     try:
-        engine = _engine_for(run, JournalRecorder(run.pk, token, RunBudgets(run)), claim)
-        if engine is None:
-            outcome: Outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
-        else:
-            with claim_held(run.pk, token):  # however long a tool call takes
-                outcome = engine.execute()
+        # The journal is known to the claim only when the run starts now: otherwise this goes
+        # on from an earlier execution.
+        trace = execution_trace(run, continued=claim.journal is None)
+        with trace.running():
+            engine = _engine_for(run, JournalRecorder(run.pk, token, RunBudgets(run), trace=trace), claim)
+            if engine is None:
+                outcome = Failed(message=f"definition-missing: {target} is no longer in the packs")
+            else:
+                with claim_held(run.pk, token):  # however long a tool call takes
+                    outcome = engine.execute()
         entries, messages = engine.unrecorded() if engine is not None else ([], None)
         finished = journal.do_finish_run(
             run_id,
@@ -141,14 +153,17 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
             claimed=run,
             resume=dispatch.resume_locked,
         )
+        trace.recorded(entries)
     except LostClaimError:
         # Cancelled, or another executor took over: the run is theirs now.
         logger.info("run %s: stopped here, its claim was lost", run_id)
+        trace.lost("claim-lost")
         return None
     except (OperationalError, InterfaceError) as error:
         # The database went away mid-run: the journal holds what was done. The claim expires
         # and recovery takes the run on from there; failing it would lose a run for a blip.
         logger.warning("run %s: left to recovery, the database failed: %s", run_id, error)
+        trace.lost("database-failed")
         return None
     except Exception as error:
         # The traceback goes to the log; the run keeps the message.
@@ -159,9 +174,11 @@ def _execute(claim: journal.Claim, token: str) -> Run | None:
                 run_id, token=token, outcome=outcome, parent_id=run.parent_id, resume=dispatch.resume_locked
             )
         except LostClaimError:
+            trace.lost("claim-lost")
             return None
         if engine is not None and _holds_memory(engine.ctx):
             release_uncalled(run_id)  # it may have failed between a charge and its call
+    trace.ended(outcome, finished)
     logger.info("run %s: %s", run_id, finished.status)
     return finished
 

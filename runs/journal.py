@@ -232,6 +232,13 @@ def _started_payload(run: Run) -> dict[str, Any]:
 _TENANT_OF_RUN = Prepared(lambda: Tenant.objects.filter(pk=Param("tenant", Tenant._meta.pk)))
 
 
+def do_keep_trace_context(run_id: UUID, traceparent: str) -> None:
+    """Keep the trace ``run_id``'s spans continue, unless it keeps one already: a run that
+    nothing traced was made in (a schedule's, a mail's, one made while traces were off) has its
+    trace started by its first execution traced. One statement, taking no lock."""
+    Run.objects.filter(pk=run_id, trace_context="").update(trace_context=traceparent)
+
+
 def do_renew_claim(run_id: UUID, *, token: str) -> bool:
     """Push the claim's expiry a lease on, if this executor still holds the run."""
     return bool(

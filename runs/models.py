@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from core.tracing import traceparent_here
 from runs.engine.entries import PAYLOADS, EntryKind
 
 # The built-in flow that one agent turn runs as.
@@ -96,6 +97,12 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The W3C traceparent of the span the run's spans descend from (docs/operations.md, "Traces"):
+    # the one current where the run was made (a request's, its parent run's step), or its first
+    # execution's. Kept here so that an execution in another process, after a suspension, and the
+    # run's approvals continue the same trace. Empty while traces are off, and in rows written by
+    # code older than this field (its database default).
+    trace_context = models.CharField(max_length=128, blank=True, default=traceparent_here, db_default="")
 
     class Meta:
         ordering = ["-created_at"]

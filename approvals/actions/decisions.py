@@ -31,7 +31,9 @@ from approvals.models import (
 from approvals.permissions import can_decide
 from approvals.roles import lowest_role, may_decide
 from approvals.step_up import StepUp, confirm, needs_step_up
+from approvals.tracing import trace_decided
 from audit.models import Surface
+from core import tracing
 from core.conf import setting
 from core.errors import DomainError
 from core.prepared import Param, Prepared
@@ -449,6 +451,8 @@ def _allowed_edit(
 
 def announce_decided(approval: Approval, decision: Decision) -> None:
     announce(approval, EXPIRED if approval.status == ApprovalStatus.EXPIRED else DECIDED, decision)
+    if tracing.enabled():
+        transaction.on_commit(lambda: trace_decided(approval, decision))
     transaction.on_commit(
         lambda: logger.info(
             "approval %s of run %s: %s by %s",

@@ -310,4 +310,10 @@ def serve(args) -> int:
 def worker(args) -> int:
     from kindgi.cli.dev import worker as run_worker
 
-    return run_worker(queue=args.queue, metrics_port=args.metrics_port)
+    return run_worker(backend=args.backend, queue=args.queue, metrics_port=args.metrics_port)
+
+
+def sweeper(args) -> int:
+    from kindgi.cli.dev import sweeper as run_sweeper
+
+    return run_sweeper()

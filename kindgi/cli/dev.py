@@ -197,6 +197,10 @@ def _snapshot(folders: Sequence[Path]) -> dict[str, tuple[int, int]]:
     return files
 
 
+# The queues a worker serves (KINDGI_TASKS); `immediate` executes runs in the web process.
+QUEUED = ("db", "rq", "celery")
+
+
 def _exec(*arguments: str) -> None:
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kindgi_site.settings")
@@ -220,12 +224,32 @@ def mail_serve(*, host: str, port: int) -> int:
     return OK  # not reached
 
 
-def worker(*, queue: str, metrics_port: int | None = None) -> int:
-    """One worker: executes and resumes runs queued with KINDGI_TASKS=db."""
-    if os.environ.get("KINDGI_TASKS") != "db":
+def worker(*, backend: str | None, queue: str, metrics_port: int | None = None) -> int:
+    """One worker of the queue KINDGI_TASKS names (db, rq or celery)."""
+    configured = os.environ.get("KINDGI_TASKS", "").strip()
+    if backend and configured and backend != configured:
         raise CliError(
-            "a worker serves the database queue: set KINDGI_TASKS=db (and DATABASE_URL) first", USAGE_ERROR
+            f"--backend {backend} but KINDGI_TASKS={configured}: a worker serves the queue the web "
+            "processes queue runs in, so the two must agree",
+            USAGE_ERROR,
         )
+    backend = backend or configured
+    if backend not in QUEUED:
+        raise CliError(
+            "a worker serves a queue: set KINDGI_TASKS to db (and DATABASE_URL), or to rq or celery "
+            "(and REDIS_URL) first, or give --backend",
+            USAGE_ERROR,
+        )
+    os.environ["KINDGI_TASKS"] = backend
     metrics = ["--metrics-port", str(metrics_port)] if metrics_port is not None else []
-    _exec("-m", "django", "run_worker", "--no-reload", "--queue-name", queue, *metrics)
+    if backend == "db":
+        _exec("-m", "django", "run_worker", "--no-reload", "--queue-name", queue, *metrics)
+    else:
+        _exec("-m", "django", "run_queue_worker", "--queue-name", queue, *metrics)
+    return OK  # not reached
+
+
+def sweeper() -> int:
+    """The sweeps, for ever, every KINDGI_SWEEP_SECONDS; one process at a time holds their lease."""
+    _exec("-m", "django", "run_sweeps", "--every", "0")
     return OK  # not reached

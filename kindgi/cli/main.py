@@ -162,12 +162,28 @@ def build_parser() -> Parser:
         areas,
         "worker",
         commands.worker,
-        "Execute and resume runs from the database queue (one process; run several).",
-        "KINDGI_TASKS=db DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi worker",
+        "Execute and resume queued runs (one process; run several): from the database queue, "
+        "or from Redis with RQ's or Celery's own worker.",
+        "KINDGI_TASKS=db DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi worker\n"
+        "  KINDGI_TASKS=rq DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi worker  # + kindgi sweeper",
+    )
+    worker.add_argument(
+        "--backend",
+        choices=("db", "rq", "celery"),
+        help="the queue to serve (default: KINDGI_TASKS's; the two must agree)",
     )
     worker.add_argument("--queue", default="default")
     worker.add_argument(
         "--metrics-port", type=int, help="serve this worker's metrics for Prometheus on this port"
+    )
+    _command(
+        areas,
+        "sweeper",
+        commands.sweeper,
+        "Run the sweeps (expiry, escalation, notifications, schedules, recovery of stuck runs) "
+        "for ever: for RQ and Celery, whose workers do not (a database-queue worker sweeps too). "
+        "Run one or several: one at a time holds the sweep lease.",
+        "KINDGI_TASKS=rq DATABASE_URL=postgres://… REDIS_URL=redis://… kindgi sweeper",
     )
 
     runs = _group(

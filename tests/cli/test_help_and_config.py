@@ -85,10 +85,37 @@ def test_a_group_without_an_action_is_a_usage_error(capsys):
     assert "kindgi runs: the following arguments are required: ACTION" in capsys.readouterr().err
 
 
-def test_a_worker_needs_the_database_queue(monkeypatch, capsys):
+def test_a_worker_needs_a_queue(monkeypatch, capsys):
     monkeypatch.delenv("KINDGI_TASKS", raising=False)
     assert main(["worker"]) == 2
-    assert "set KINDGI_TASKS=db" in capsys.readouterr().err
+    assert "set KINDGI_TASKS to db (and DATABASE_URL), or to rq or celery" in capsys.readouterr().err
+    monkeypatch.setenv("KINDGI_TASKS", "immediate")
+    assert main(["worker"]) == 2
+
+
+def test_a_worker_of_a_queue_in_redis_runs_that_librarys_worker(monkeypatch, capsys):
+    from kindgi.cli import dev
+
+    executed = []
+    monkeypatch.setenv("KINDGI_TASKS", "")  # unset, and put back as it was after the test
+    monkeypatch.setattr(dev, "_exec", lambda *arguments: executed.append(arguments))
+    assert main(["worker", "--backend", "rq"]) == 0
+    assert executed == [("-m", "django", "run_queue_worker", "--queue-name", "default")]
+    assert os.environ["KINDGI_TASKS"] == "rq"  # what the worker's settings read
+    # The web processes queue runs where KINDGI_TASKS says: a worker of another queue is refused.
+    monkeypatch.setenv("KINDGI_TASKS", "db")
+    assert main(["worker", "--backend", "celery"]) == 2
+    assert "--backend celery but KINDGI_TASKS=db" in capsys.readouterr().err
+    assert len(executed) == 1
+
+
+def test_the_sweeper_runs_the_sweeps_for_ever(monkeypatch):
+    from kindgi.cli import dev
+
+    executed = []
+    monkeypatch.setattr(dev, "_exec", lambda *arguments: executed.append(arguments))
+    assert main(["sweeper"]) == 0
+    assert executed == [("-m", "django", "run_sweeps", "--every", "0")]
 
 
 def test_a_worker_runs_the_database_worker_with_its_metrics_port(monkeypatch):

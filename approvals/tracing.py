@@ -34,7 +34,8 @@ def trace_decided(approval, decision) -> None:
         {
             "kindgi.approval.id": str(approval.pk),
             "kindgi.approval.subject_kind": approval.subject_kind,
-            "kindgi.approval.reason": (approval.gate or {}).get("reason"),
+            "kindgi.approval.gate": (approval.gate or {}).get("gate"),
+            "kindgi.approval.rule_id": (approval.gate or {}).get("ruleId"),
             "kindgi.approval.required_role": approval.required_role,
             "kindgi.approval.required_approvals": approval.required_approvals,
             "kindgi.approval.decision": decision.decision,
@@ -53,6 +54,8 @@ def trace_decided(approval, decision) -> None:
         tracing.set_attributes(
             span,
             {
+                # The gate's reason in words: it may quote the call (a budget's amounts).
+                "kindgi.approval.reason": (approval.gate or {}).get("reason"),
                 "kindgi.approval.rationale": decision.rationale,
                 TOOL_ARGUMENTS: tracing.content(approval.arguments),
                 "kindgi.approval.edited_arguments": tracing.content(decision.arguments)

@@ -49,6 +49,7 @@ VARIANTS = [
     ("W5", "redis", "redis", "immediate"),
     ("W6", "postgres", "postgres", "db"),
     ("W7", "cluster", "postgres+redis", "db"),
+    ("W7", "cluster-rq", "postgres+redis", "rq"),
     ("W8", "sqlite", None, "immediate"),
 ]
 

@@ -63,6 +63,10 @@ class Daphne:
                 time.sleep(0.1)
         raise RuntimeError("daphne did not start within 30 seconds")
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
     def __exit__(self, *exc) -> None:
         self._process.terminate()
         self._process.wait(timeout=10)
@@ -91,8 +95,14 @@ class Workers:
     def __init__(self, count: int, *, command: str = "db_worker", interval: float | None = 0.02):
         self.count, self.command, self.interval = count, command, interval
 
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self._processes]
+
     def __enter__(self) -> "Workers":
-        command = [sys.executable, "manage.py", self.command, "--no-reload", "--no-startup-delay"]
+        command = [sys.executable, "manage.py", self.command]
+        if self.command != "run_queue_worker":  # RQ's and Celery's own workers: neither option
+            command += ["--no-reload", "--no-startup-delay"]
         if self.interval is not None:
             command += ["--interval", str(self.interval)]
         self._processes = [

@@ -6,6 +6,7 @@ percentiles are over that pass's hundreds of decisions. ``quick`` shrinks the re
 size, never their number.
 """
 
+import os
 import time
 from collections.abc import Callable
 from functools import cache
@@ -550,22 +551,32 @@ class _SystemDriver:
         return self.started
 
 
-def _system_pass(urls: list[str], tokens: list[str], workers: int, turns: int) -> dict[str, float]:
+def _system_pass(urls: list[str], tokens: list[str], pids: dict[str, list[int]], workers: int, turns: int):
     """One pass: the turns started and decided through the API with ``workers`` workers
-    executing them; its figures from the times the database holds."""
+    executing them; its figures from the times the database holds, and what the pass cost in
+    CPU time per turn in each part of the system (``pids``: the web processes, PostgreSQL's and
+    Redis's servers; the workers are added here)."""
     from django.db.models import Max, Min
 
     from approvals.models import Decision
+    from bench.cpu import seconds_by_family
     from bench.servers import Workers
+    from core.conf import setting
     from runs.models import JournalEntry, Run
 
-    with Workers(workers, command="run_worker", interval=None):  # as `kindgi worker` runs
+    # As `kindgi worker` runs: the database queue's own worker, or RQ's or Celery's.
+    command = "run_worker" if setting("KINDGI_TASK_QUEUE") == "db" else "run_queue_worker"
+    with Workers(workers, command=command, interval=None) as running:
+        families = pids | {"workers": running.pids}
+        time.sleep(1)  # each worker started and waiting: what starting one costs is not a turn's
+        before = seconds_by_family(families)
         ids = _SystemDriver(urls, tokens, turns).drive()
         deadline = time.monotonic() + 120
         while Run.objects.filter(pk__in=ids, status="completed").count() < turns:
             if time.monotonic() > deadline:
                 raise RuntimeError("the workers did not finish the approved runs within two minutes")
             time.sleep(0.05)
+        after = seconds_by_family(families)
     decided = dict(
         Decision.objects.filter(approval__run_id__in=ids).values_list("approval__run_id", "decided_at")
     )
@@ -575,11 +586,15 @@ def _system_pass(urls: list[str], tokens: list[str], workers: int, turns: int) -
     to_tool = [(tool_started[run] - at).total_seconds() * 1000 for run, at in decided.items()]
     decisions = sorted(decided.values())
     span = Run.objects.filter(pk__in=ids).aggregate(first=Min("created_at"), last=Max("finished_at"))
+    cost = {name: (after[name] - before[name]) * 1000 / turns for name in families}
+    total = sum(cost.values())
     return {
         "decisions_per_s": len(decisions) / (decisions[-1] - decisions[0]).total_seconds(),
         "decision_to_tool_p50_ms": percentile(to_tool, 0.5),
         "decision_to_tool_p95_ms": percentile(to_tool, 0.95),
         "runs_per_s": turns / (span["last"] - span["first"]).total_seconds(),
+        "cpu_ms_per_turn": total,
+        **{f"cpu_share_{name}": cost[name] / total for name in families},
     }
 
 
@@ -591,16 +606,35 @@ SYSTEM_PASSES = 3
 def system_under_load(quick: bool) -> dict:
     """Two web processes and the workers on PostgreSQL and Redis, gated agent turns started
     and decided through the API by concurrent reviewers: passes with two workers and with one,
-    taken in turn. A pass's percentiles are over all of its decisions."""
+    taken in turn. A pass's percentiles are over all of its decisions. The queue is the one
+    KINDGI_TASKS names: the database's (``cluster``) or RQ's (``cluster-rq``).
+
+    Each pass also says what a turn costs: CPU milliseconds per approved turn summed over every
+    process of the system (web, workers, PostgreSQL's server and its backends, Redis), and each
+    part's share; the load generator (this process) is not counted."""
+    from django.conf import settings
+
+    from bench.cpu import postgres_server_pid, redis_server_pid
+    from core.conf import setting
+
+    if setting("KINDGI_TASK_QUEUE") == "rq":
+        import redis
+
+        redis.Redis.from_url(settings.RQ_QUEUES["default"]["URL"]).flushdb()  # no earlier run's jobs
     turns = 100 if quick else 500
     tokens = _reviewer_tokens(SYSTEM_REVIEWERS)
     passes: dict[int, list[dict[str, float]]] = {2: [], 1: []}
     with Daphne() as first, Daphne() as second:
         urls = [first.url, second.url]
-        _system_pass(urls, tokens, 2, 10)  # warm up: both processes, the catalog, the caches
+        pids = {
+            "web": [first.pid, second.pid],
+            "postgres": [postgres_server_pid()],
+            "redis": [redis_server_pid(os.environ["REDIS_URL"])],
+        }
+        _system_pass(urls, tokens, pids, 2, 10)  # warm up: both processes, the catalog, the caches
         for _ in range(SYSTEM_PASSES):
             for workers, done in passes.items():
-                done.append(_system_pass(urls, tokens, workers, turns))
+                done.append(_system_pass(urls, tokens, pids, workers, turns))
     figures = {}
     for workers, suffix in ((2, "2_workers"), (1, "1_worker")):
         for name in passes[workers][0]:
@@ -744,5 +778,6 @@ WORKLOADS: dict[tuple[str, str], Callable[[bool], dict]] = {
     ("W5", "redis"): live_fan_out,
     ("W6", "postgres"): throughput,
     ("W7", "cluster"): system_under_load,
+    ("W7", "cluster-rq"): system_under_load,
     ("W8", "sqlite"): policy_at_scale,
 }

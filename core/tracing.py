@@ -20,6 +20,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from core.conf import setting
@@ -84,16 +85,55 @@ def instrument_django(provider=None) -> None:
 
     provider = provider or _provider
 
+    from opentelemetry import propagate
+
+    # A client's `traceparent` header is not believed: a run started in a request keeps the
+    # request's trace, and a header's chosen trace id would put it in someone else's trace,
+    # its "not sampled" flag keep it out of every trace. Each request starts a trace of its own.
+    propagate.set_global_textmap(_BelieveNoHeader())
     instrumentor = DjangoInstrumentor()
     if not instrumentor.is_instrumented_by_opentelemetry:
         # Health checks and scrapes would be most of the traces, and say nothing.
-        instrumentor.instrument(tracer_provider=provider, excluded_urls="/metrics,/healthz,/static/")
+        instrumentor.instrument(
+            tracer_provider=provider,
+            excluded_urls="/metrics,/healthz,/static/",
+            request_hook=_without_queries,
+        )
+
+
+class _BelieveNoHeader(TextMapPropagator):
+    """Reads no trace context from a request, and writes none into one."""
+
+    def extract(self, carrier, context: Context | None = None, getter=None) -> Context:
+        return context if context is not None else Context()
+
+    def inject(self, carrier, context: Context | None = None, setter=None) -> None:
+        pass
+
+    @property
+    def fields(self) -> set[str]:
+        return set()
+
+
+def _without_queries(span: trace.Span, request) -> None:
+    """A request's span without its query string: one can carry what is no trace's to keep (an
+    OAuth callback's code and state)."""
+    attributes = getattr(span, "attributes", None) or {}
+    for name in ("http.url", "http.target", "url.full"):
+        value = attributes.get(name)
+        if isinstance(value, str) and "?" in value:
+            span.set_attribute(name, value.partition("?")[0])
+    if attributes.get("url.query"):
+        span.set_attribute("url.query", "")
 
 
 def uninstrument_django() -> None:
+    from opentelemetry import propagate
     from opentelemetry.instrumentation.django import DjangoInstrumentor
+    from opentelemetry.propagators.composite import CompositePropagator
 
     DjangoInstrumentor().uninstrument()
+    propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator()]))
 
 
 def enabled() -> bool:

@@ -178,9 +178,11 @@ class Environment:
             return {
                 "CELERY_BROKER_URL": url,
                 "CELERY_TASK_DEFAULT_QUEUE": "default",
-                # A worker takes one task at a time: a run holds its worker until it waits or ends,
-                # and a task taken ahead would wait behind it while another worker is idle.
+                # A worker takes one task at a time and reserves none ahead: a run holds its worker
+                # until it waits or ends, and a task reserved ahead would wait behind it while
+                # another worker is idle.
                 "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+                "CELERY_WORKER_DISABLE_PREFETCH": True,
                 "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
             }
         return {}

@@ -362,17 +362,17 @@ def recover_stuck_runs(*, now=None, limit: int | None = None) -> Sweep:
         dispatch.requeue(run.pk)
         sweep.done.append(run.pk)
     if not dispatch.executes_here() and not dispatch.queue_is_in_the_database():
-        _queue_again_what_redis_may_have_lost(sweep, now=now, limit=limit)
+        cutoff = now - timedelta(seconds=setting("KINDGI_RUN_LEASE_SECONDS"))
+        _queue_again_what_redis_may_have_lost(sweep, now=now, cutoff=cutoff, limit=limit)
     return sweep
 
 
-def _queue_again_what_redis_may_have_lost(sweep: Sweep, *, now, limit: int | None) -> None:
+def _queue_again_what_redis_may_have_lost(sweep: Sweep, *, now, cutoff, limit: int | None) -> None:
     """A queue outside the database (RQ, Celery) is given a run's task once the change that
     queued it has committed, and a process that dies, or a Redis that does not answer, between
     the two loses the task: the run would stay queued for ever. Every run queued for longer than
     a claim's lease is given a task again, at most once a lease: delivered twice, a task finds
     the run claimed and does nothing."""
-    cutoff = now - timedelta(seconds=setting("KINDGI_RUN_LEASE_SECONDS"))
     waiting = Run.objects.filter(status=RunStatus.QUEUED, updated_at__lt=cutoff).order_by("updated_at")
     for run in waiting.defer("messages")[:limit]:
         if (why := missing_here(run)) is not None:

@@ -126,7 +126,9 @@ def _enqueue_on_commit(run_id: UUID, *, resumed: bool = False) -> None:
     if _queue_is_in_the_database(backend):
         queued.enqueue(str(run_id))
     else:
-        transaction.on_commit(lambda: queued.enqueue(str(run_id)))
+        # Robust: a Redis that does not answer fails neither the change, which has committed,
+        # nor what else waits for the commit; the sweeps give the lost task again.
+        transaction.on_commit(lambda: queued.enqueue(str(run_id)), robust=True)
 
 
 def _takes_higher_priority_first(backend) -> bool:

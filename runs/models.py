@@ -109,6 +109,12 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["tenant", "status", "-created_at"]),
             models.Index(fields=["tenant", "flow_key", "-created_at"]),
+            # What the recovery sweep looks for every round: runs no executor may be holding.
+            models.Index(
+                fields=["status", "updated_at"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="runs_run_awaiting_executor",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -11,6 +11,9 @@ process, or by a decision, is one trace. With traces off, ``execution_trace`` gi
 which does nothing.
 """
 
+import functools
+import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +29,8 @@ from runs.engine.chat_models import ChatModel
 from runs.engine.entries import Entry, EntryKind
 from runs.engine.outcomes import Failed, Outcome, Suspended
 from runs.journal import do_keep_trace_context
+
+logger = logging.getLogger("kindgi.runs")
 
 # The GenAI conventions' names, spelled once.
 OPERATION = "gen_ai.operation.name"
@@ -70,10 +75,27 @@ PROVIDERS = {
 
 def execution_trace(run, *, continued: bool):
     """The spans of one execution of ``run`` (``continued``: it goes on from an earlier one, a
-    resume or a takeover), or ``NO_TRACE`` with traces off."""
+    resume or a takeover), or ``NO_TRACE`` with traces off, or if they cannot be made."""
     if not tracing.enabled():
         return NO_TRACE
-    return ExecutionTrace(run, continued=continued)
+    try:
+        return ExecutionTrace(run, continued=continued)
+    except Exception:
+        logger.exception("run %s: its spans could not be made; it executes untraced", run.pk)
+        return NO_TRACE
+
+
+def _never_fails(hook):
+    """A trace's hook that logs what goes wrong in it: a trace that fails fails no run."""
+
+    @functools.wraps(hook)
+    def guarded(self, *args, **kwargs):
+        try:
+            return hook(self, *args, **kwargs)
+        except Exception:
+            logger.exception("run %s: a span was lost", self.run.pk)
+
+    return guarded
 
 
 class NoTrace:
@@ -176,6 +198,7 @@ class ExecutionTrace(NoTrace):
 
         return choose_traced
 
+    @_never_fails
     def recorded(self, entries: Sequence[Entry]) -> None:
         now = time.time_ns()
         # A call whose intent is written with its result began its duration ago; a flow step
@@ -249,21 +272,30 @@ class ExecutionTrace(NoTrace):
                 TOOL_TYPE: "function",
                 "kindgi.tool.version": called.get("toolVersion"),
                 "kindgi.gate": gate.get("gate"),
-                "kindgi.gate.reason": gate.get("reason"),
+                "kindgi.gate.rule_id": gate.get("ruleId"),
                 "kindgi.call.connection.app": (called.get("connection") or {}).get("app"),
             },
         )
+        if tracing.capture_content():
+            # A gate's reason is a sentence that may quote the call (a budget's amounts) or name
+            # people (a grant's owner): content.
+            tracing.set_attributes(span, {"kindgi.gate.reason": gate.get("reason")})
         result = payload.get("result")
         error = result.get("error") if isinstance(result, dict) else None
         if entry.kind == EntryKind.TOOL_REFUSED:
             # Refused by the call policy (a rule, a guardrail, a reviewer's rejection): never ran.
-            reason = str(payload.get("reason", ""))
-            span.set_attributes({"kindgi.call.refused": True, "kindgi.call.refusal_reason": reason})
+            span.set_attribute("kindgi.call.refused", True)
             # The code of the error the model is told, or what a reviewer's answer was.
             answer = result.get("status") if isinstance(result, dict) else None
-            span.set_attribute(ERROR_TYPE, _error_code(error) or str(answer or "refused"))
-            span.add_event("kindgi.call.refused", {"kindgi.call.refusal_reason": reason})
-            span.set_status(Status(StatusCode.ERROR, reason))
+            refused_as = _error_code(error) or str(answer or "refused")
+            span.set_attribute(ERROR_TYPE, refused_as)
+            said: dict[str, Any] = {ERROR_TYPE: refused_as}
+            if tracing.capture_content():
+                # Why, in words: a rule's or a guardrail's reason, which may quote the call.
+                said["kindgi.call.refusal_reason"] = str(payload.get("reason", ""))
+                span.set_attribute("kindgi.call.refusal_reason", said["kindgi.call.refusal_reason"])
+            span.add_event("kindgi.call.refused", said)
+            span.set_status(Status(StatusCode.ERROR, refused_as))
         elif entry.kind == EntryKind.TOOL_FAILED:
             span.set_attribute(ERROR_TYPE, _error_code(error) or "_OTHER")
             span.set_status(Status(StatusCode.ERROR, _error_code(error) or "tool failed"))
@@ -288,6 +320,7 @@ class ExecutionTrace(NoTrace):
         finally:
             otel_context.detach(token)
 
+    @_never_fails
     def ended(self, outcome: Outcome | None, run=None) -> None:
         """The execution is over: ``run`` as it now stands, after ``outcome``."""
         if self._ended:
@@ -311,14 +344,20 @@ class ExecutionTrace(NoTrace):
                 },
             )
         elif isinstance(outcome, Failed):
-            self.span.set_attribute(ERROR_TYPE, outcome.message.partition(":")[0] or "_OTHER")
-            self.span.set_status(Status(StatusCode.ERROR, outcome.message[: tracing.CONTENT_LIMIT]))
+            # The failure's code ("model-error", "internal-error"…); its message, which may quote
+            # a provider's answer, a tool's error or the input, is content.
+            code = outcome.message.partition(":")[0]
+            code = code if _CODE.fullmatch(code) else "_OTHER"
+            self.span.set_attribute(ERROR_TYPE, code)
+            described = outcome.message[: tracing.CONTENT_LIMIT] if tracing.capture_content() else code
+            self.span.set_status(Status(StatusCode.ERROR, described))
         elif run is not None and tracing.capture_content() and self.run.is_agent_turn:
             reply = (getattr(run, "output", None) or {}).get("reply")
             if reply:
                 self.span.set_attribute(OUTPUT_MESSAGES, tracing.content([_text_message("assistant", reply)]))
         self._close()
 
+    @_never_fails
     def lost(self, why: str) -> None:
         """The execution stopped without ending the run (its claim lost, its database gone)."""
         if not self._ended:
@@ -351,9 +390,12 @@ class TracedChatModel:
         }
         if self.server is not None:
             attributes[SERVER_ADDRESS], attributes[SERVER_PORT] = self.server
-        # A failure is recorded on the span (as an exception event, with an error status) and
-        # goes on up to the turn, which journals it and may ask again: each attempt a span.
-        with tracing.tracer().start_as_current_span(f"chat {self.name}", kind=SpanKind.CLIENT) as span:
+        # A failure is recorded on the span as the error's type and an error status (not the
+        # exception, whose text may quote the request) and goes on up to the turn, which
+        # journals it and may ask again: each attempt a span.
+        with tracing.tracer().start_as_current_span(
+            f"chat {self.name}", kind=SpanKind.CLIENT, record_exception=False, set_status_on_exception=False
+        ) as span:
             tracing.set_attributes(span, attributes)
             if tracing.capture_content():
                 tracing.set_attributes(
@@ -367,7 +409,12 @@ class TracedChatModel:
                         INPUT_MESSAGES: tracing.content([_message(message) for message in request.messages]),
                     },
                 )
-            reply = self.model.respond(request)
+            try:
+                reply = self.model.respond(request)
+            except Exception as error:
+                span.set_attribute(ERROR_TYPE, type(error).__qualname__)
+                span.set_status(Status(StatusCode.ERROR, type(error).__qualname__))
+                raise
             finish = "tool_call" if reply.tool_calls else "stop"
             span.set_attributes(
                 {
@@ -426,6 +473,10 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
         for call in message.get("toolCalls", [])
     ]
     return {"role": role, "parts": parts}
+
+
+# What a failure's message starts with when it names its kind: "model-error: …".
+_CODE = re.compile(r"[a-z][a-z0-9-]{0,63}")
 
 
 def _error_code(error: Any) -> str | None:

@@ -4,6 +4,7 @@
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,28 @@ def test_a_failed_round_fails_the_variant():
     good = {"per_call_ms": figure(1.0)}
     assert merge_rounds([good, {"error": "exit 1: boom"}, good]) == {"error": "exit 1: boom"}
     assert merge_rounds([good, good]) == {"per_call_ms": figure(1.0)}
+
+
+def test_a_familys_cpu_time_counts_its_children_also_those_that_ended():
+    """W7's cost per turn: a worker's, or PostgreSQL's backends', CPU time is its family's."""
+    from bench.cpu import family_seconds
+
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time; subprocess.run([sys.executable, '-c', {burn!r}]); time.sleep(30)",
+        ]
+    )
+    children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+    try:
+        deadline = time.monotonic() + 30
+        # Once the child has burned its 0.3 s, ended and been waited for, its time is still there.
+        while children.read_text().strip() or family_seconds(parent.pid) < 0.3:
+            assert time.monotonic() < deadline, "the ended child's time was not counted"
+            time.sleep(0.05)
+        assert family_seconds(parent.pid) < 5
+    finally:
+        parent.kill()
+        parent.wait()

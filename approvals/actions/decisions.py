@@ -452,7 +452,9 @@ def _allowed_edit(
 def announce_decided(approval: Approval, decision: Decision) -> None:
     announce(approval, EXPIRED if approval.status == ApprovalStatus.EXPIRED else DECIDED, decision)
     if tracing.enabled():
-        transaction.on_commit(lambda: trace_decided(approval, decision))
+        # Robust: a span that cannot be made holds up nothing registered after it (the run's
+        # going on).
+        transaction.on_commit(lambda: trace_decided(approval, decision), robust=True)
     transaction.on_commit(
         lambda: logger.info(
             "approval %s of run %s: %s by %s",

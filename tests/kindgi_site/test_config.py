@@ -18,7 +18,8 @@ def env(**values) -> Environment:
     ("values", "message"),
     [
         ({"KINDGI_DEBUG": "maybe"}, "KINDGI_DEBUG must be true or false, not 'maybe'"),
-        ({"KINDGI_TASKS": "celery"}, "KINDGI_TASKS must be one of immediate, db, not 'celery'"),
+        ({"KINDGI_TASKS": "sqs"}, "KINDGI_TASKS must be one of immediate, db, rq, celery, not 'sqs'"),
+        ({"KINDGI_TASKS": "celery"}, "KINDGI_TASKS=celery queues runs in Redis: set REDIS_URL"),
         (
             {"DATABASE_URL": "mysql://db/kindgi"},
             "DATABASE_URL must be a postgres:// (or sqlite://) URL, not one for 'mysql'",
@@ -103,9 +104,9 @@ def test_check_deploy_passes_with_the_documented_production_settings():
 
 
 def test_a_bad_value_stops_start_up_with_a_clear_error():
-    result = manage("check", KINDGI_TASKS="celery")
+    result = manage("check", KINDGI_TASKS="sqs")
     assert result.returncode != 0
-    assert "KINDGI_TASKS must be one of immediate, db, not 'celery'" in result.stderr
+    assert "KINDGI_TASKS must be one of immediate, db, rq, celery, not 'sqs'" in result.stderr
 
 
 def test_production_cookies_are_secure_and_http_only():
@@ -117,3 +118,29 @@ def test_production_cookies_are_secure_and_http_only():
     result = manage("shell", "-c", script, **PRODUCTION)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].split() == ["True", "True", "True", "True"]
+
+
+def test_a_queue_in_redis_needs_its_library_and_says_which_extra_brings_it(monkeypatch):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "django_tasks_rq" else real_find_spec(name, *rest),
+    )
+    with pytest.raises(
+        ImproperlyConfigured,
+        match=re.escape("KINDGI_TASKS=rq needs django-tasks-rq: pip install 'kindgi[rq]'"),
+    ):
+        env(KINDGI_TASKS="rq", REDIS_URL="redis://127.0.0.1:6379/0").tasks()
+
+
+def test_a_queue_in_redis_is_configured_for_its_library():
+    rq = env(KINDGI_TASKS="rq", REDIS_URL="redis://cache:6379/2")
+    assert rq.tasks()["default"]["BACKEND"] == "django_tasks_rq.RQBackend"
+    assert rq.queue_settings()["RQ_QUEUES"]["default"]["URL"] == "redis://cache:6379/2"
+    celery = env(KINDGI_TASKS="celery", REDIS_URL="redis://cache:6379/2")
+    assert celery.tasks()["default"]["OPTIONS"] == {"CELERY_APP": "kindgi_site.celery.app"}
+    assert celery.queue_settings()["CELERY_BROKER_URL"] == "redis://cache:6379/2"
+    assert celery.queue_settings()["CELERY_WORKER_DISABLE_PREFETCH"] is True

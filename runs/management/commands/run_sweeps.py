@@ -1,6 +1,6 @@
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from core.conf import setting
 from core.sweeps import Sweep
@@ -46,7 +46,10 @@ class Command(BaseCommand):
             return
         interval = every or setting("KINDGI_SWEEP_SECONDS")
         if not interval:
-            return
+            # Said, not a quiet exit a process manager would restart for ever.
+            raise CommandError(
+                "KINDGI_SWEEP_SECONDS is 0, which turns the sweeps off: set it (5, say) to run them"
+            )
         sweep_forever(interval, report=self._report)
 
     def _report(self, done: dict) -> None:

@@ -43,8 +43,13 @@ def work_rq(queue: str, *, burst: bool = False) -> None:
 
 
 def work_celery(queue: str) -> None:
-    from kindgi_site.celery import app
+    from django.tasks import task_backends
+    from django.utils.module_loading import import_string
 
+    from runs.tasks import execute_run
+
+    # The site's Celery app, the one its task backend hands runs to: the site names it.
+    app = import_string(task_backends[execute_run.backend].options["CELERY_APP"])
     app.worker_main(
         [
             "worker",

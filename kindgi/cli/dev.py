@@ -240,6 +240,10 @@ def worker(*, backend: str | None, queue: str, metrics_port: int | None = None) 
             "(and REDIS_URL) first, or give --backend",
             USAGE_ERROR,
         )
+    if backend != "db" and not os.environ.get("REDIS_URL", "").strip():
+        raise CliError(
+            f"KINDGI_TASKS={backend} queues runs in Redis: set REDIS_URL (redis://host:6379/0)", USAGE_ERROR
+        )
     os.environ["KINDGI_TASKS"] = backend
     metrics = ["--metrics-port", str(metrics_port)] if metrics_port is not None else []
     if backend == "db":

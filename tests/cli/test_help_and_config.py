@@ -98,7 +98,11 @@ def test_a_worker_of_a_queue_in_redis_runs_that_librarys_worker(monkeypatch, cap
 
     executed = []
     monkeypatch.setenv("KINDGI_TASKS", "")  # unset, and put back as it was after the test
+    monkeypatch.setenv("REDIS_URL", "")
     monkeypatch.setattr(dev, "_exec", lambda *arguments: executed.append(arguments))
+    assert main(["worker", "--backend", "rq"]) == 2
+    assert "KINDGI_TASKS=rq queues runs in Redis: set REDIS_URL" in capsys.readouterr().err
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
     assert main(["worker", "--backend", "rq"]) == 0
     assert executed == [("-m", "django", "run_queue_worker", "--queue-name", "default")]
     assert os.environ["KINDGI_TASKS"] == "rq"  # what the worker's settings read

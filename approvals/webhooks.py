@@ -11,6 +11,7 @@ retried with exponential backoff, up to ``KINDGI_WEBHOOK_MAX_ATTEMPTS``.
 import hashlib
 import hmac
 import json
+import logging
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from django.utils import timezone
 from approvals.models import Webhook, WebhookDelivery
 from core.conf import setting
 from tenants.config import cached
+
+logger = logging.getLogger("kindgi.webhooks")
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -47,7 +50,9 @@ def record_event(
     delivery = WebhookDelivery.objects.create(
         webhook=webhook, event=event, payload=data(), next_attempt_at=timezone.now()
     )
-    transaction.on_commit(lambda: deliver_webhook.enqueue(str(delivery.pk)))
+    # Robust: a queue that does not answer (Redis, with KINDGI_TASKS=rq or celery) holds up
+    # nothing else that waits for the commit; the sweeps deliver what is due.
+    transaction.on_commit(lambda: deliver_webhook.enqueue(str(delivery.pk)), robust=True)
 
 
 @task()
@@ -137,7 +142,11 @@ def _record_attempt(delivery: WebhookDelivery, *, succeeded: bool, status_code, 
 def _schedule_retry(delivery: WebhookDelivery) -> None:
     """Queue the retry where the task backend can defer it; otherwise `deliver_webhooks` sweeps it."""
     if default_task_backend.supports_defer:
-        deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(str(delivery.pk))
+        try:
+            deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(str(delivery.pk))
+        except Exception:
+            # The attempt is still recorded; the sweeps deliver the retry when it is due.
+            logger.warning("webhook delivery %s: its retry could not be queued", delivery.pk, exc_info=True)
 
 
 def deliver_due_webhooks(*, now=None, limit: int | None = None) -> int:

@@ -165,3 +165,24 @@ def test_the_admin_never_shows_the_secret_and_lists_deliveries(admin_client, rec
         reverse("admin:approvals_webhook_change", args=[webhook.pk]), form | {"secret": "short"}
     )
     assert "use at least 16 characters" in refused.text
+
+
+def test_a_retry_the_queue_does_not_take_is_still_recorded_and_swept(receiver, monkeypatch):
+    """With a queue in Redis that does not answer, the failed attempt is recorded all the same
+    and the sweeps deliver the retry when it is due."""
+    from approvals import webhooks
+
+    class Unanswering:
+        supports_defer = True
+
+    def refused(*args, **kwargs):
+        raise ConnectionError("Redis does not answer")
+
+    monkeypatch.setattr(webhooks, "default_task_backend", Unanswering())
+    monkeypatch.setattr(type(webhooks.deliver_webhook), "using", lambda self, **options: refused())
+    receiver.statuses = [500]
+    start_status_run()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 500)
+    monkeypatch.undo()
+    assert deliver_due_webhooks(now=timezone.now() + timedelta(seconds=11)) == 1

@@ -31,6 +31,7 @@ from core.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin, pretty_json
 from core.display import effect_words, json_summary
 from core.errors import DomainError
 from kindgi.effects import EffectKind
+from kindgi.webhooks import SECRET_PREFIX, WebhookVerificationError, secret_key
 from tenants.authority import ConfigurationAdminMixin
 from tools.models import Tool
 
@@ -322,20 +323,48 @@ class WebhookForm(forms.ModelForm):
     secret = forms.CharField(
         widget=forms.PasswordInput(render_value=False),
         required=False,
-        help_text="Shared with the receiver to verify signatures. Leave empty to keep the current one.",
+        help_text=(
+            "Shared with the receiver to verify signatures: whsec_ and the base64 of 24 to 64 random "
+            "bytes, as Standard Webhooks writes them (or any text of 16 characters or more). Leave "
+            "empty to keep the current one. A new one replaces it gradually: deliveries carry both "
+            "signatures until you forget the previous one."
+        ),
+    )
+    forget_previous_secret = forms.BooleanField(
+        label="Forget the previous secret",
+        required=False,
+        help_text="Stop signing with the secret that was replaced: every receiver uses the new one now.",
     )
 
     class Meta:
         model = Webhook
-        fields = ["tenant", "url", "secret", "enabled"]
+        fields = ["tenant", "url", "secret", "forget_previous_secret", "enabled"]
 
     def clean_secret(self):
         secret = self.cleaned_data.get("secret", "")
         if not secret and self.instance.pk:
             return self.instance.secret
-        if len(secret) < 16:
+        if secret.startswith(SECRET_PREFIX):
+            try:
+                key = secret_key(secret)
+            except WebhookVerificationError:
+                raise forms.ValidationError("after whsec_ comes base64") from None
+            if not 24 <= len(key) <= 64:
+                raise forms.ValidationError(f"a whsec_ key is 24 to 64 bytes; this one is {len(key)}")
+        elif len(secret) < 16:
             raise forms.ValidationError("use at least 16 characters")
         return secret
+
+    def save(self, commit=True):
+        webhook = super().save(commit=False)
+        before = Webhook.objects.filter(pk=webhook.pk).values_list("secret", flat=True).first()
+        if before and before != webhook.secret:
+            webhook.previous_secret = before  # signed with too, until it is forgotten
+        if self.cleaned_data.get("forget_previous_secret"):
+            webhook.previous_secret = ""
+        if commit:
+            webhook.save()
+        return webhook
 
 
 DELIVERY_FIELDS = [

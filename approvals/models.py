@@ -395,11 +395,15 @@ class ApprovalRule(models.Model):
 
 
 class Webhook(models.Model):
-    """Where a tenant's approval events are POSTed, signed with the secret (HMAC-SHA256)."""
+    """Where a tenant's approval events are POSTed, signed with its secret as Standard Webhooks
+    signs (``kindgi.webhooks``)."""
 
     tenant = models.OneToOneField("tenants.Tenant", on_delete=models.CASCADE, related_name="webhook")
     url = models.URLField(max_length=500)
     secret = models.CharField(max_length=200, help_text="Shared with the receiver; never shown again.")
+    # The secret being replaced: deliveries are signed with both until it is forgotten, so that
+    # receivers can move to the new one at their pace (kindgi.webhooks).
+    previous_secret = models.CharField(max_length=200, blank=True, default="")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

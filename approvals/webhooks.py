@@ -2,16 +2,20 @@
 
 A delivery row is written in the transaction that creates or decides the
 approval, so an event is never lost nor sent for a change that rolled back.
-Each attempt POSTs ``{"id", "event", "occurredAt", "data"}`` with the headers
-``X-Kindgi-Event``, ``X-Kindgi-Delivery`` and ``X-Kindgi-Signature:
-sha256=<hex HMAC-SHA256 of the body with the webhook's secret>``. A failure is
-retried with exponential backoff, up to ``KINDGI_WEBHOOK_MAX_ATTEMPTS``.
+Each attempt POSTs ``{"id", "event", "occurredAt", "data"}`` signed as Standard
+Webhooks signs (``kindgi.webhooks``: ``webhook-id``, ``webhook-timestamp``,
+``webhook-signature``, with the previous secret's signature too while one is being
+replaced). The older headers ``X-Kindgi-Event``, ``X-Kindgi-Delivery`` and
+``X-Kindgi-Signature: sha256=<hex HMAC-SHA256 of the body>`` are still sent, for one
+release: that signature has no timestamp, so a captured delivery verifies for ever.
+A failure is retried with exponential backoff, up to ``KINDGI_WEBHOOK_MAX_ATTEMPTS``.
 """
 
 import hashlib
 import hmac
 import json
 import logging
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -25,13 +29,15 @@ from django.utils import timezone
 
 from approvals.models import Webhook, WebhookDelivery
 from core.conf import setting
+from kindgi.webhooks import secret_key, signed_headers
 from tenants.config import cached
 
 logger = logging.getLogger("kindgi.webhooks")
 
 
 def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    """The deprecated ``X-Kindgi-Signature``: with the same key as the standard signature."""
+    return "sha256=" + hmac.new(secret_key(secret), body, hashlib.sha256).hexdigest()
 
 
 def record_event(
@@ -93,6 +99,13 @@ def attempt_delivery(delivery_id: UUID, *, now=None) -> bool:
         headers={
             "Content-Type": "application/json",
             "User-Agent": "Kindgi-Webhooks/1",
+            **signed_headers(
+                str(delivery.pk),
+                body,
+                [secret for secret in (delivery.webhook.secret, delivery.webhook.previous_secret) if secret],
+                timestamp=int(time.time()),
+            ),
+            # Deprecated: kept for one release, for receivers that check them.
             "X-Kindgi-Event": delivery.event,
             "X-Kindgi-Delivery": str(delivery.pk),
             "X-Kindgi-Signature": sign(delivery.webhook.secret, body),

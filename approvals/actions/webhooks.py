@@ -13,8 +13,15 @@ THE_WEBHOOK = "{tenant}'s webhook"
 
 
 def webhook_snapshot(webhook: Webhook) -> dict[str, Any]:
-    """Its URL and whether it is on; of its secret, only a mark that changes when it changes."""
-    return {"url": redact_url(webhook.url), "enabled": webhook.enabled, "secret": fingerprint(webhook.secret)}
+    """Its URL and whether it is on; of its secrets, only marks that change when they change."""
+    snapshot = {
+        "url": redact_url(webhook.url),
+        "enabled": webhook.enabled,
+        "secret": fingerprint(webhook.secret),
+    }
+    if webhook.previous_secret:
+        snapshot["previousSecret"] = fingerprint(webhook.previous_secret)
+    return snapshot
 
 
 WEBHOOK = SettingKind(

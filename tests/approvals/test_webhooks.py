@@ -1,3 +1,4 @@
+import base64
 import hashlib
 import hmac
 import json
@@ -186,3 +187,99 @@ def test_a_retry_the_queue_does_not_take_is_still_recorded_and_swept(receiver, m
     assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 500)
     monkeypatch.undo()
     assert deliver_due_webhooks(now=timezone.now() + timedelta(seconds=11)) == 1
+
+
+# Standard Webhooks: what a receiver's own library verifies, and what it refuses.
+
+# The admin's change form posts its (read-only) deliveries' inline too.
+DELIVERIES_INLINE = {
+    "deliveries-TOTAL_FORMS": "0",
+    "deliveries-INITIAL_FORMS": "0",
+    "deliveries-MIN_NUM_FORMS": "0",
+    "deliveries-MAX_NUM_FORMS": "0",
+}
+
+
+def test_a_delivery_is_verified_by_the_standard_webhooks_library_itself(receiver):
+    from standardwebhooks import Webhook as StandardWebhook
+
+    from kindgi.webhooks import as_standard_secret
+
+    start_status_run()
+    (message,) = receiver.received
+    event = StandardWebhook(as_standard_secret(SECRET)).verify(message["body"], message["headers"])
+    assert event["event"] == "approval.created"
+    headers = {name.lower(): value for name, value in message["headers"].items()}
+    assert headers["webhook-id"] == event["id"]  # the same for every attempt of one delivery
+    assert abs(int(headers["webhook-timestamp"]) - timezone.now().timestamp()) < 60
+
+
+def test_a_delivery_replayed_after_six_minutes_is_refused(receiver):
+    from kindgi.webhooks import WebhookVerificationError, verify
+
+    start_status_run()
+    (message,) = receiver.received
+    signed_at = int({name.lower(): value for name, value in message["headers"].items()}["webhook-timestamp"])
+    assert (
+        verify(message["headers"], message["body"], SECRET, now=signed_at + 60)["event"] == "approval.created"
+    )
+    with pytest.raises(WebhookVerificationError, match="signed 360 s ago, more than 300 s: a replay"):
+        verify(message["headers"], message["body"], SECRET, now=signed_at + 360)
+    with pytest.raises(WebhookVerificationError, match="no signature matches"):
+        verify(message["headers"], message["body"].replace(b"approval.created", b"approval.decided"), SECRET)
+
+
+def test_while_a_secret_is_replaced_deliveries_carry_both_signatures(receiver, admin_client):
+    from standardwebhooks import Webhook as StandardWebhook
+    from standardwebhooks import WebhookVerificationError as StandardRefusal
+
+    from kindgi.webhooks import as_standard_secret
+
+    webhook = Webhook.objects.get()
+    new_secret = "whsec_" + base64.b64encode(b"k" * 32).decode()
+    change = reverse("admin:approvals_webhook_change", args=[webhook.pk])
+    form = {
+        "tenant": webhook.tenant_id,
+        "url": webhook.url,
+        "secret": new_secret,
+        "enabled": "on",
+        **DELIVERIES_INLINE,
+    }
+    assert admin_client.post(change, form).status_code == 302
+    start_status_run()
+    (message,) = receiver.received
+    headers = {name.lower(): value for name, value in message["headers"].items()}
+    assert len(headers["webhook-signature"].split()) == 2
+    for secret in (new_secret, as_standard_secret(SECRET)):  # a receiver on either verifies
+        assert (
+            StandardWebhook(secret).verify(message["body"], message["headers"])["event"] == "approval.created"
+        )
+
+    form = {**form, "secret": "", "forget_previous_secret": "on"}
+    assert admin_client.post(change, form).status_code == 302
+    receiver.received.clear()
+    start_status_run()
+    (message,) = receiver.received
+    assert StandardWebhook(new_secret).verify(message["body"], message["headers"])
+    with pytest.raises(StandardRefusal):
+        StandardWebhook(as_standard_secret(SECRET)).verify(message["body"], message["headers"])
+
+
+@pytest.mark.parametrize(
+    ("secret", "said"),
+    [
+        ("whsec_not base64!", "after whsec_ comes base64"),
+        ("whsec_" + base64.b64encode(b"short").decode(), "a whsec_ key is 24 to 64 bytes; this one is 5"),
+        ("too-short", "use at least 16 characters"),
+    ],
+)
+def test_a_secret_that_is_not_one_is_named_and_nothing_changes(receiver, admin_client, secret, said):
+    webhook = Webhook.objects.get()
+    change = reverse("admin:approvals_webhook_change", args=[webhook.pk])
+    answer = admin_client.post(
+        change, {"tenant": webhook.tenant_id, "url": webhook.url, "secret": secret, **DELIVERIES_INLINE}
+    )
+    assert answer.status_code == 200
+    assert said in answer.content.decode()
+    webhook.refresh_from_db()
+    assert (webhook.secret, webhook.previous_secret) == (SECRET, "")

@@ -11,6 +11,8 @@ class RunsConfig(AppConfig):
         from runs.schedules import start_due_schedules
         from runs.sweeper import register_sweep
         from runs.wakeup import notify_workers  # noqa: F401  (connects the signal's receiver)
+        from tenants.idempotency import forget_old_keys
 
         register_sweep("recover runs", recover_stuck_runs)
         register_sweep("start schedules", start_due_schedules)
+        register_sweep("forget idempotency keys", forget_old_keys)

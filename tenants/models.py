@@ -3,6 +3,7 @@
 import uuid
 
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 
@@ -92,3 +93,27 @@ class Passkey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.user})"
+
+
+class IdempotencyKey(models.Model):
+    """A POST's ``Idempotency-Key``, its request's hash and, once given, its answer: the same
+    key with the same request gets that answer again for a day (``tenants.idempotency``)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    # A SHA-256 of the method, the path and the body as parsed: another request with the key is
+    # told so, not given this one's answer.
+    request_hash = models.CharField(max_length=64)
+    # None while the first request with the key is being answered.
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user", "key"], name="tenants_one_idempotency_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.user_id})"

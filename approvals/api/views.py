@@ -32,6 +32,7 @@ from core.api.permissions import IsTenantAdmin, IsTenantMember
 from core.api.representation import represent
 from core.errors import DomainError
 from tenants.authority import surface_of
+from tenants.idempotency import PARAMETER, idempotent
 
 
 class ApprovalListApi(generics.ListAPIView):
@@ -79,7 +80,8 @@ class ApprovalCompleteApi(APIView):
 
     permission_classes = [IsTenantMember]
 
-    @extend_schema(request=CompleteApprovalSerializer, responses=CompletionSerializer)
+    @extend_schema(request=CompleteApprovalSerializer, responses=CompletionSerializer, parameters=[PARAMETER])
+    @idempotent
     def post(self, request, approval_id):
         data = CompleteApprovalSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -98,7 +100,8 @@ class ApprovalDecisionsApi(APIView):
 
     permission_classes = [IsTenantMember]
 
-    @extend_schema(request=DecisionsSerializer, responses=DecisionResultsSerializer)
+    @extend_schema(request=DecisionsSerializer, responses=DecisionResultsSerializer, parameters=[PARAMETER])
+    @idempotent
     def post(self, request):
         data = DecisionsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -186,6 +189,11 @@ class RuleListCreateApi(generics.ListCreateAPIView):
     def get_serializer_context(self):
         return super().get_serializer_context() | {"tenant": self.request.user.membership.tenant}
 
+    @extend_schema(parameters=[PARAMETER])
+    @idempotent
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
     def perform_create(self, serializer):
         serializer.instance = _save_rule(serializer, request=self.request)
 
@@ -236,7 +244,8 @@ class GrantListCreateApi(generics.ListCreateAPIView):
     def get_queryset(self):
         return grants_visible_to(self.request.user, self.request.user.membership.tenant)
 
-    @extend_schema(request=CreateGrantSerializer, responses={201: GrantSerializer})
+    @extend_schema(request=CreateGrantSerializer, responses={201: GrantSerializer}, parameters=[PARAMETER])
+    @idempotent
     def post(self, request):
         data = CreateGrantSerializer(data=request.data)
         data.is_valid(raise_exception=True)

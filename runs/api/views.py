@@ -28,6 +28,7 @@ from runs.selectors import (
     schedules_visible_to,
 )
 from tenants.authority import surface_of
+from tenants.idempotency import PARAMETER, idempotent
 
 JOURNAL_PAGE = 500
 
@@ -58,7 +59,8 @@ class RunListStartApi(generics.ListAPIView):
             agent_id=params.get("agentId"),
         )
 
-    @extend_schema(request=StartRunSerializer, responses={201: RunDetailSerializer})
+    @extend_schema(request=StartRunSerializer, responses={201: RunDetailSerializer}, parameters=[PARAMETER])
+    @idempotent
     def post(self, request):
         data = StartRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -133,7 +135,10 @@ class ScheduleListApi(generics.ListAPIView):
     def get_queryset(self):
         return schedules_visible_to(self.request.user)
 
-    @extend_schema(request=SaveScheduleSerializer, responses={201: ScheduleSerializer})
+    @extend_schema(
+        request=SaveScheduleSerializer, responses={201: ScheduleSerializer}, parameters=[PARAMETER]
+    )
+    @idempotent
     def post(self, request):
         data = SaveScheduleSerializer(data=request.data)
         data.is_valid(raise_exception=True)

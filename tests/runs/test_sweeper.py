@@ -79,6 +79,7 @@ def test_a_round_runs_every_sweep_bounded_and_only_for_the_holder(settings):
     assert list(done) == [
         "recover runs",
         "start schedules",
+        "forget idempotency keys",
         "escalate approvals",
         "expire approvals",
         "deliver webhooks",

@@ -105,20 +105,33 @@ class Workers:
             command += ["--no-reload", "--no-startup-delay"]
         if self.interval is not None:
             command += ["--interval", str(self.interval)]
+        self._logs = [tempfile.TemporaryFile() for _ in range(self.count)]  # noqa: SIM115 (closed in __exit__)
         self._processes = [
             subprocess.Popen(
                 [*command, "--verbosity", "0"],
                 cwd=ROOT,
                 env=os.environ,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stderr=log,
             )
-            for _ in range(self.count)
+            for log in self._logs
         ]
         return self
 
     def __exit__(self, *exc) -> None:
         for process in self._processes:
             process.terminate()
-        for process in self._processes:
-            process.wait(timeout=30)
+        for process, log in zip(self._processes, self._logs, strict=True):
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # Said, and ended: the figures were taken before the workers were asked to stop.
+                log.seek(0)
+                said = log.read().decode(errors="replace")[-3000:]
+                print(
+                    f"a worker did not stop within 30 s of SIGTERM; killed. Its last words:\n{said}",
+                    file=sys.stderr,
+                )
+                process.kill()
+                process.wait()
+            log.close()

@@ -156,7 +156,9 @@ class Environment:
         if queue == "db":
             return {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
         if queue == "rq":
-            return {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+            # RQ has no priorities: resumed runs have a queue of their own, which workers look at
+            # first (runs.dispatch).
+            return {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default", "resumed"]}}
         if queue == "celery":
             return {
                 "default": {
@@ -173,7 +175,8 @@ class Environment:
         if queue == "rq":
             # A queue's jobs outlive no result: what a run did is in its journal.
             # No job time limit (-1): a run's claim tells a dead executor from a slow one.
-            return {"RQ_QUEUES": {"default": {"URL": url, "DEFAULT_RESULT_TTL": 60, "DEFAULT_TIMEOUT": -1}}}
+            queue_settings = {"URL": url, "DEFAULT_RESULT_TTL": 60, "DEFAULT_TIMEOUT": -1}
+            return {"RQ_QUEUES": {"default": queue_settings, "resumed": queue_settings}}
         if queue == "celery":
             return {
                 "CELERY_BROKER_URL": url,

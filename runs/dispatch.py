@@ -32,6 +32,8 @@ from tenants.models import Tenant
 # A run that stopped to wait and may now go on (a person decided, a child run ended) is taken
 # from the queue before runs not started yet: its waiter is a person, or a run half done.
 RESUME_PRIORITY = 10
+# Where there are no priorities (RQ): the queue of resumed runs, which workers look at first.
+RESUMED_QUEUE = "resumed"
 
 
 def executes_here() -> bool:
@@ -121,14 +123,24 @@ def _enqueue_on_commit(run_id: UUID, *, resumed: bool = False) -> None:
     as the change leaves it.
     """
     backend = task_backends[execute_run.backend]
-    first = resumed and _takes_higher_priority_first(backend)
-    queued = execute_run.using(priority=RESUME_PRIORITY) if first else execute_run
+    queued = _ahead_of_new_runs(backend) if resumed else execute_run
     if _queue_is_in_the_database(backend):
         queued.enqueue(str(run_id))
     else:
         # Robust: a Redis that does not answer fails neither the change, which has committed,
         # nor what else waits for the commit; the sweeps give the lost task again.
         transaction.on_commit(lambda: queued.enqueue(str(run_id)), robust=True)
+
+
+def _ahead_of_new_runs(backend):
+    """The task of a resumed run, put where the backend takes it before new runs' tasks: at a
+    higher priority, or, where there is none (RQ), in the queue its workers look at first
+    (``RESUMED_QUEUE``, when the backend has one). Otherwise in line with the others."""
+    if _takes_higher_priority_first(backend):
+        return execute_run.using(priority=RESUME_PRIORITY)
+    if RESUMED_QUEUE in backend.queues:
+        return execute_run.using(queue_name=RESUMED_QUEUE)
+    return execute_run
 
 
 def _takes_higher_priority_first(backend) -> bool:

@@ -36,7 +36,10 @@ def work_rq(queue: str, *, burst: bool = False) -> None:
     from django_tasks_rq.backend import Job
     from rq.worker import SimpleWorker
 
-    worker = django_rq.get_worker(queue, job_class=Job, worker_class=SimpleWorker)
+    from runs.dispatch import RESUMED_QUEUE
+
+    # Resumed runs first: RQ takes from the queues in the order given.
+    worker = django_rq.get_worker(RESUMED_QUEUE, queue, job_class=Job, worker_class=SimpleWorker)
     # The scheduler moves deferred tasks (a webhook's next attempt) to the queue when due; one
     # worker at a time holds its lock.
     worker.work(burst=burst, with_scheduler=True, logging_level="INFO")

@@ -83,6 +83,11 @@ class Queue:
         """The sweeps in a process of their own (`kindgi sweeper`), for every backend alike."""
         return self.start("sweeper", log=log, **extra)
 
+    def stop(self, process: subprocess.Popen) -> None:
+        """As an operator stops a worker (SIGTERM): it ends its task and leaves the queue."""
+        process.terminate()
+        process.wait(timeout=30)
+
     def kill(self, process: subprocess.Popen) -> None:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)

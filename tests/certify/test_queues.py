@@ -20,7 +20,7 @@ from django.utils import timezone
 from approvals.actions.decisions import check_complete_approval
 from approvals.models import Approval, ApprovalStatus, Decision
 from runs.actions import check_start_run, recover_stuck_runs
-from runs.models import Run, RunStatus, Schedule, Trigger
+from runs.models import JournalEntry, Run, RunStatus, Schedule, Trigger
 from runs.schedules import check_save_schedule
 from runs.tasks import execute_run
 from tenants.tokens import do_create_token
@@ -266,3 +266,50 @@ def test_two_sweepers_expire_each_approval_once_and_start_each_tick_once(queue, 
         scheduled.values_list("pk", flat=True)
     )
     assert all(run.output["status"] == "shipped" for run in scheduled)
+
+
+def test_a_resumed_run_is_taken_before_runs_not_started_yet(queue, tmp_path):
+    """A reviewer who has let a call go should not wait behind a queue of new runs: the database
+    queue gives resumed runs a higher priority, RQ (which has none) a queue its workers look at
+    first. Celery over Redis takes its queues in turn, so there only the outcome is certified."""
+    rita = reviewer("rita", role="admin")
+    tallies = tmp_path / "tallies.txt"
+
+    def tally_run():
+        return check_start_run(
+            tenant=default_tenant(),
+            principal=principal(default_tenant()),
+            agent_id="probe.tallier",
+            input={"userMessage": str(tallies)},
+        )
+
+    first = tally_run()
+    log = tmp_path / "worker-1.log"
+    worker = queue.worker(log)
+    wait_for(
+        lambda: Run.objects.get(pk=first.pk).status == RunStatus.SUSPENDED,
+        seconds=60,
+        what="the first run to wait",
+        logs=[log],
+    )
+    queue.stop(worker)
+    waiting = [tally_run() for _ in range(RUNS)]  # queued, with no worker to take them
+    check_complete_approval(approval_id=first.approvals.get().pk, acting_user=rita, decision="approve")
+    log = tmp_path / "worker-2.log"
+    queue.worker(log)
+    everyone = [first.pk, *(run.pk for run in waiting)]
+    wait_for(
+        lambda: (
+            Run.objects.filter(pk__in=everyone, status__in=[RunStatus.COMPLETED, RunStatus.SUSPENDED]).count()
+            == len(everyone)
+        ),
+        seconds=120,
+        what="the worker to take every run",
+        logs=[log],
+    )
+    assert Run.objects.get(pk=first.pk).status == RunStatus.COMPLETED
+    if queue.name == "celery":
+        return
+    called = first.journal.get(kind="tool.called").created_at
+    new_runs_started = JournalEntry.objects.filter(run__in=waiting, kind="run.started").order_by("created_at")
+    assert called < new_runs_started.first().created_at

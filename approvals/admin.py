@@ -355,6 +355,22 @@ class WebhookForm(forms.ModelForm):
             raise forms.ValidationError("use at least 16 characters")
         return secret
 
+    def clean(self):
+        cleaned = super().clean()
+        kept = self.instance.previous_secret if self.instance.pk else ""
+        new = bool(self.data.get("secret"))
+        if new and cleaned.get("forget_previous_secret"):
+            raise forms.ValidationError(
+                "Set a new secret, or forget the previous one, not both at once: the receivers need "
+                "time to move to a new secret, and while they do deliveries carry both signatures."
+            )
+        if new and kept:
+            raise forms.ValidationError(
+                "A secret is being replaced already: forget the previous one first (when every "
+                "receiver uses the current one), then set a new one."
+            )
+        return cleaned
+
     def save(self, commit=True):
         webhook = super().save(commit=False)
         before = Webhook.objects.filter(pk=webhook.pk).values_list("secret", flat=True).first()

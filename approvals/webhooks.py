@@ -29,15 +29,15 @@ from django.utils import timezone
 
 from approvals.models import Webhook, WebhookDelivery
 from core.conf import setting
-from kindgi.webhooks import secret_key, signed_headers
+from kindgi.webhooks import WebhookVerificationError, signed_headers
 from tenants.config import cached
 
 logger = logging.getLogger("kindgi.webhooks")
 
 
 def sign(secret: str, body: bytes) -> str:
-    """The deprecated ``X-Kindgi-Signature``: with the same key as the standard signature."""
-    return "sha256=" + hmac.new(secret_key(secret), body, hashlib.sha256).hexdigest()
+    """The deprecated ``X-Kindgi-Signature``, as it always was: keyed with the secret's text."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 def record_event(
@@ -92,6 +92,18 @@ def attempt_delivery(delivery_id: UUID, *, now=None) -> bool:
         },
         separators=(",", ":"),
     ).encode()
+    try:
+        signed = signed_headers(
+            str(delivery.pk),
+            body,
+            [secret for secret in (delivery.webhook.secret, delivery.webhook.previous_secret) if secret],
+            timestamp=int(time.time()),
+        )
+    except WebhookVerificationError as error:
+        # A secret saved before secrets were checked (whsec_ and then no base64): this delivery
+        # fails, said, and no other is held up.
+        _record_attempt(delivery, succeeded=False, status_code=None, error=f"the webhook's secret: {error}")
+        return False
     request = urllib.request.Request(
         delivery.webhook.url,
         data=body,
@@ -99,12 +111,7 @@ def attempt_delivery(delivery_id: UUID, *, now=None) -> bool:
         headers={
             "Content-Type": "application/json",
             "User-Agent": "Kindgi-Webhooks/1",
-            **signed_headers(
-                str(delivery.pk),
-                body,
-                [secret for secret in (delivery.webhook.secret, delivery.webhook.previous_secret) if secret],
-                timestamp=int(time.time()),
-            ),
+            **signed,
             # Deprecated: kept for one release, for receivers that check them.
             "X-Kindgi-Event": delivery.event,
             "X-Kindgi-Delivery": str(delivery.pk),

@@ -99,7 +99,8 @@ def verify(
         )
     raw = body.encode() if isinstance(body, str) else bytes(body)
     expected = signature(secret, given["webhook-id"], timestamp, raw)
-    if not any(hmac.compare_digest(expected, offered) for offered in given["webhook-signature"].split()):
+    offered = given["webhook-signature"].encode(errors="replace").split()  # bytes: any header compares
+    if not any(hmac.compare_digest(expected.encode(), signature) for signature in offered):
         raise WebhookVerificationError("no signature matches: another secret, or a body that was changed")
     try:
         return json.loads(raw)

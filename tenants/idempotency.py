@@ -4,8 +4,9 @@ is done a second time.
 
 The key is the caller's, kept per user and tenant for ``KEPT`` (a day, then swept). The first
 request with a key writes it, in a statement of its own, before doing anything; a second one
-with the key finds it: the same request (method, path and body, hashed) waits for the first's
-answer and is given it, marked ``Idempotent-Replayed: true``; another request is refused (409).
+with the key finds it: the same request (method, path, body and credential, hashed) waits for
+the first's answer and is given it, marked ``Idempotent-Replayed: true``; another request is
+refused (409), as is the same one when the first has not answered within ``WAIT_SECONDS``.
 Only a success is kept: a refusal did nothing, so the key is let go and may be tried again.
 """
 
@@ -28,8 +29,6 @@ HEADER = "Idempotency-Key"
 KEPT = timedelta(hours=24)
 # How long a request waits for the first one with its key to be answered.
 WAIT_SECONDS = 30
-# A first request that has not answered in this long died on the way: its key is taken over.
-ABANDONED = timedelta(minutes=10)
 MOST_CHARACTERS = 255
 
 # For each POST view's schema: the header, described once.
@@ -74,16 +73,21 @@ def idempotent(post):
         try:
             response = post(view, request, *args, **kwargs)
         except BaseException:
-            held.delete()  # nothing was done: the key may be tried again
+            _let_go(held)  # refused: nothing was done, and the key may be tried again
             raise
         if 200 <= response.status_code < 300:
-            held.status_code, held.response = response.status_code, response.data
-            held.save(update_fields=["status_code", "response"])
+            IdempotencyKey.objects.filter(pk=held.pk).update(
+                status_code=response.status_code, response=response.data
+            )
         else:
-            held.delete()
+            _let_go(held)
         return response
 
     return answer
+
+
+def _let_go(held: IdempotencyKey) -> None:
+    IdempotencyKey.objects.filter(pk=held.pk, status_code__isnull=True).delete()
 
 
 def _check(key: str) -> None:
@@ -94,29 +98,35 @@ def _check(key: str) -> None:
 
 
 def _request_hash(request) -> str:
+    """The request as the key stands for it: its method, path and body, and the credential it
+    came with. Two tokens of one account may stand for different people (a service account's
+    for each person it runs for): one's answer is never the other's."""
+    credential = f"token {request.auth.pk}" if getattr(request.auth, "pk", None) else "session"
     body = json.dumps(request.data, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(f"{request.method} {request.path}\n{body}".encode()).hexdigest()
+    return hashlib.sha256(f"{request.method} {request.path} {credential}\n{body}".encode()).hexdigest()
 
 
 def _take(request, key: str) -> IdempotencyKey | Response:
-    """The key, written for this request to answer; or the first answer with it, to give again."""
+    """The key, written for this request to answer; or the first answer with it, to give again.
+
+    A key whose first request has not answered is never taken over, however long it takes (a
+    run may execute within the request): the second waits ``WAIT_SECONDS`` for the answer, then
+    is told to try again. A first request that died leaves its key unanswered for the day."""
     tenant, user, request_hash = request.user.membership.tenant, request.user, _request_hash(request)
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
-        try:
-            with transaction.atomic():
-                return IdempotencyKey.objects.create(
-                    tenant=tenant, user=user, key=key, request_hash=request_hash
-                )
-        except IntegrityError:
-            pass
         kept = IdempotencyKey.objects.filter(tenant=tenant, user=user, key=key).first()
+        if kept is not None and kept.created_at < timezone.now() - KEPT:
+            IdempotencyKey.objects.filter(pk=kept.pk, created_at=kept.created_at).delete()  # forgotten
+            kept = None
         if kept is None:
-            continue  # let go meanwhile: take it
-        now = timezone.now()
-        if kept.created_at < now - KEPT or (kept.status_code is None and kept.created_at < now - ABANDONED):
-            IdempotencyKey.objects.filter(pk=kept.pk, created_at=kept.created_at).delete()
-            continue
+            try:
+                with transaction.atomic():
+                    return IdempotencyKey.objects.create(
+                        tenant=tenant, user=user, key=key, request_hash=request_hash
+                    )
+            except IntegrityError:
+                continue  # another request took it first: read what it left
         if kept.request_hash != request_hash:
             raise IdempotencyConflictError(
                 [
@@ -128,9 +138,12 @@ def _take(request, key: str) -> IdempotencyKey | Response:
             return Response(kept.response, status=kept.status_code, headers={"Idempotent-Replayed": "true"})
         if time.monotonic() > deadline:
             raise IdempotencyConflictError(
-                [f"/{HEADER}: the first request with {key!r} is still being answered: try again soon"]
+                [
+                    f"/{HEADER}: the first request with {key!r} is still being answered: send it "
+                    "again later to get its answer"
+                ]
             )
-        time.sleep(0.05)
+        time.sleep(0.05)  # reading only, while the first request answers
 
 
 def forget_old_keys(*, now=None, limit: int | None = None) -> Sweep:

@@ -111,3 +111,31 @@ def test_two_requests_at_once_with_one_key_start_one_run_and_get_one_answer():
     assert [answer.status_code for answer in answers] == [201, 201]
     assert answers[0].json() == answers[1].json()
     assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_key_is_its_tokens_own_another_token_of_the_same_account_is_refused():
+    """Two tokens of one account may stand for different people: one's answer is not the other's."""
+    ada = reviewer("ada")
+    first = start(client_for(ada), "shared")
+    other = start(client_for(ada), "shared")
+    assert first.status_code == 201
+    assert other.status_code == 409
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_request_not_answered_yet_is_never_taken_over(api, monkeypatch):
+    """Its work may still be going on (a run executing within the request): a retry is told to
+    come back, however old the first is, and nothing is started twice."""
+    from tenants import idempotency
+
+    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.2)
+    start(api, "busy")
+    IdempotencyKey.objects.update(
+        status_code=None, response=None, created_at=timezone.now() - timedelta(hours=1)
+    )
+    again = start(api, "busy")
+    assert again.status_code == 409
+    assert "the first request with 'busy' is still being answered" in again.json()["error"]["message"]
+    assert Run.objects.count() == 1

@@ -283,3 +283,48 @@ def test_a_secret_that_is_not_one_is_named_and_nothing_changes(receiver, admin_c
     assert said in answer.content.decode()
     webhook.refresh_from_db()
     assert (webhook.secret, webhook.previous_secret) == (SECRET, "")
+
+
+def test_a_secret_saved_before_secrets_were_checked_fails_its_delivery_and_holds_up_no_other(receiver):
+    Webhook.objects.update(secret="whsec_not base64 at all!")
+    start_status_run()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    assert delivery.last_error.startswith("the webhook's secret: ")
+    assert receiver.received == []
+
+
+@pytest.mark.parametrize(
+    ("previous", "posted", "said"),
+    [
+        ("", {"forget_previous_secret": "on"}, "Set a new secret, or forget the previous one, not both"),
+        ("an-older-secret-of-some-length", {}, "A secret is being replaced already"),
+    ],
+)
+def test_a_rotation_that_would_drop_a_secret_receivers_use_is_refused(
+    receiver, admin_client, previous, posted, said
+):
+    webhook = Webhook.objects.get()
+    Webhook.objects.update(previous_secret=previous)
+    change = reverse("admin:approvals_webhook_change", args=[webhook.pk])
+    form = {
+        "tenant": webhook.tenant_id,
+        "url": webhook.url,
+        "secret": "whsec_" + base64.b64encode(b"n" * 32).decode(),
+        **DELIVERIES_INLINE,
+        **posted,
+    }
+    answer = admin_client.post(change, form)
+    assert answer.status_code == 200
+    assert said in answer.content.decode()
+    webhook.refresh_from_db()
+    assert (webhook.secret, webhook.previous_secret) == (SECRET, previous)
+
+
+def test_the_deprecated_signature_is_keyed_with_the_secrets_text_as_before(receiver):
+    new_secret = "whsec_" + base64.b64encode(b"k" * 32).decode()
+    Webhook.objects.update(secret=new_secret)
+    start_status_run()
+    (message,) = receiver.received
+    expected = "sha256=" + hmac.new(new_secret.encode(), message["body"], hashlib.sha256).hexdigest()
+    assert message["headers"]["X-Kindgi-Signature"] == expected

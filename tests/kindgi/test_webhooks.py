@@ -71,3 +71,9 @@ def test_either_of_two_signatures_verifies_and_header_names_match_in_any_case():
     shouted = {name.title(): value for name, value in headers.items()}
     assert verify(shouted, BODY.decode(), old, now=NOW)["event"] == "approval.decided"
     assert verify(shouted, BODY, SECRET, now=NOW)["id"] == "d1"
+
+
+def test_a_signature_header_of_any_characters_is_refused_not_a_crash():
+    headers = signed_headers("d1", BODY, [SECRET], timestamp=NOW) | {"webhook-signature": "v1,ünïcode"}
+    with pytest.raises(WebhookVerificationError, match="no signature matches"):
+        verify(headers, BODY, SECRET, now=NOW)

@@ -5,6 +5,9 @@ from kindgi import Effect, ToolContext, tool
 @tool(id="my-pack.lookup-order", version="0.1.0", mutating=False,
       effects=[Effect.reads("external:orders")])
 def lookup_order(ref: OrderRef, ctx: ToolContext) -> Order: ...
+
+And what a service embedding Kindgi imports: ``kindgi.Client`` and ``kindgi.AsyncClient``, the
+API's typed client (``kindgi.client``; loaded when first named).
 """
 
 from kindgi.agents import AgentDefinition, AgentParameter, GateOverride, ToolRef, define_agent
@@ -26,12 +29,27 @@ from kindgi.registry import Registry, build_registry, load_registry
 from kindgi.schema import CamelModel
 from kindgi.tools import Execution, ToolConnection, ToolContext, ToolDefinition, ToolOrigin, tool
 
+# The API's client, loaded when first asked for: a pack's import of kindgi does not load httpx.
+_CLIENT = ("ApiError", "AsyncClient", "Client")
+
+
+def __getattr__(name: str):
+    if name in _CLIENT:
+        import kindgi.client
+
+        return getattr(kindgi.client, name)
+    raise AttributeError(f"module 'kindgi' has no attribute {name!r}")
+
+
 __all__ = [
     "MUTATING_EFFECT_KINDS",
     "AgentDefinition",
     "AgentParameter",
+    "ApiError",
+    "AsyncClient",
     "BeforeToolGuardrail",
     "CamelModel",
+    "Client",
     "DefinitionError",
     "DefinitionErrors",
     "Effect",

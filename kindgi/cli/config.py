@@ -1,26 +1,14 @@
-"""Where the CLI finds its server and token: flags, then the environment, then the config file
-that `kindgi dev` writes (``$KINDGI_CONFIG`` or ``~/.config/kindgi/config.json``, mode 0600)."""
+"""The file `kindgi dev` saves its URL and token to, for the next `kindgi` command (and
+``kindgi.Client()``) to find: ``$KINDGI_CONFIG`` or ``~/.config/kindgi/config.json``, mode 0600.
+Reading it, with flags and the environment before it, is the client's (``kindgi.client.config``)."""
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_URL = "http://127.0.0.1:8000"
+from kindgi.client.config import DEFAULT_URL, Settings, config_path, load_saved, resolve
 
-
-def config_path() -> Path:
-    if os.environ.get("KINDGI_CONFIG"):
-        return Path(os.environ["KINDGI_CONFIG"])
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "kindgi" / "config.json"
-
-
-def load_saved() -> dict:
-    try:
-        return json.loads(config_path().read_text())
-    except (OSError, ValueError):
-        return {}
+__all__ = ["DEFAULT_URL", "Settings", "config_path", "load_saved", "resolve", "save"]
 
 
 def save(url: str, token: str) -> Path:
@@ -31,17 +19,3 @@ def save(url: str, token: str) -> Path:
         json.dump({"url": url, "token": token}, file)
     os.chmod(path, 0o600)  # also when the file existed with looser permissions
     return path
-
-
-@dataclass(frozen=True)
-class Settings:
-    url: str
-    token: str | None
-
-
-def resolve(url: str | None, token: str | None) -> Settings:
-    saved = load_saved()
-    return Settings(
-        url=(url or os.environ.get("KINDGI_URL") or saved.get("url") or DEFAULT_URL).rstrip("/"),
-        token=token or os.environ.get("KINDGI_TOKEN") or saved.get("token"),
-    )

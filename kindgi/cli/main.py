@@ -11,7 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kindgi.cli import commands
-from kindgi.cli.errors import OK, USAGE_ERROR, CliError
+from kindgi.cli.client import explain
+from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
+from kindgi.client import ClientError
+from kindgi.client.config import resolve
 
 
 class Parser(argparse.ArgumentParser):
@@ -450,6 +453,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         code = args.handler(args)
@@ -458,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as error:
         print(f"kindgi: {error.message}", file=sys.stderr)
         return error.exit_code
+    except ClientError as error:
+        token = resolve(getattr(args, "url", None), getattr(args, "token", None)).token
+        print(f"kindgi: {explain(error, token_given=bool(token))}", file=sys.stderr)
+        return API_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,13 +2,24 @@
 stays the API's JSON."""
 
 import json
+from dataclasses import replace
 
 import pytest
+
+from kindgi.client import Client, InvalidRequestError
+from kindgi.client.transport import Transport
 
 from .conftest import parsed
 from .test_seed_transcripts import register, start_status_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def answering(monkeypatch, changed):
+    """The server as another version of it would answer: each operation as ``changed`` makes it
+    (what it is asked, or how its answer reads) before it is sent."""
+    send = Transport.send
+    monkeypatch.setattr(Transport, "send", lambda self, operation: send(self, changed(operation)))
 
 
 def test_starting_a_run_that_waits_names_its_approval_and_its_console_link(cli, server):
@@ -57,33 +68,26 @@ def test_the_approvals_list_filters_by_run(cli):
     one, other = start_status_agent(cli), start_status_agent(cli, "All good again.")
     _, out, _ = cli("approvals", "list")
     assert len(parsed(out)["items"]) == 2
-    from kindgi.cli.client import Api
-    from kindgi.cli.config import resolve
-
-    api = Api(resolve(None, None))
-    (mine,) = api.get("/approvals", {"runId": one["id"]})["items"]
-    assert mine["provenanceRef"]["runId"] == one["id"]
-    assert api.get("/approvals", {"runId": other["id"]})["items"][0]["provenanceRef"]["runId"] == other["id"]
-    from kindgi.cli.errors import CliError
-
-    with pytest.raises(CliError, match=r"runId.*not a UUID"):
-        api.get("/approvals", {"runId": "nope"})
+    client = Client()
+    (mine,) = client.approvals.page(run_id=one["id"]).items
+    assert mine.provenance_ref.run_id == one["id"]
+    assert client.approvals.page(run_id=other["id"]).items[0].provenance_ref.run_id == other["id"]
+    with pytest.raises(InvalidRequestError, match=r"runId.*not a UUID"):
+        client.approvals.page(run_id="nope")
 
 
 def test_a_server_that_ignores_run_id_does_not_make_the_hint_name_other_runs_approvals(cli, monkeypatch):
     """A server from before ``runId`` lists every pending approval of the tenant."""
-    from kindgi.cli.client import Api
-
     register(cli)
     earlier = start_status_agent(cli, "Earlier.")
-    real_get = Api.get
 
-    def older_server(self, path, params=None):
-        if path == "/approvals" and params:
-            params = {key: value for key, value in params.items() if key != "runId"}
-        return real_get(self, path, params)
+    def older_server(operation):
+        if operation.path == "/approvals":
+            params = {key: value for key, value in operation.params.items() if key != "runId"}
+            return replace(operation, params=params)
+        return operation
 
-    monkeypatch.setattr(Api, "get", older_server)
+    answering(monkeypatch, older_server)
     _, out, err = cli("runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Later."}')
     run = json.loads(out)
     assert run["id"] != earlier["id"]
@@ -96,20 +100,17 @@ def test_a_server_that_ignores_run_id_does_not_make_the_hint_name_other_runs_app
 def test_the_hint_follows_a_run_whose_approval_the_cli_cannot_read(cli, monkeypatch):
     """The follow-up after a decision is a courtesy: whatever it meets, the decision's answer and
     exit code stand."""
-    from kindgi.cli.client import Api
-
     register(cli)
     start_status_agent(cli)
     _, listed, _ = cli("approvals", "list", "--status=pending")
     (approval,) = parsed(listed)["items"]
-    real_get = Api.get
 
-    def broken_answer(self, path, params=None):
-        if path == f"/approvals/{approval['id']}":
-            return {"unexpected": "shape"}
-        return real_get(self, path, params)
+    def broken_answer(operation):
+        if operation.method == "GET" and operation.path == f"/approvals/{approval['id']}":
+            return replace(operation, read=lambda _body: operation.read({"unexpected": "shape"}))
+        return operation
 
-    monkeypatch.setattr(Api, "get", broken_answer)
+    answering(monkeypatch, broken_answer)
     code, out, err = cli("approvals", "complete", approval["id"], "--decision=approve")
     assert code == 0
     assert parsed(out)["kind"] == "terminal"
@@ -118,19 +119,19 @@ def test_the_hint_follows_a_run_whose_approval_the_cli_cannot_read(cli, monkeypa
 
 def test_the_hint_prints_an_approvals_words_never_its_escapes(cli, monkeypatch):
     """A server of another version may send a title with an MCP tool's escapes in it."""
-    from kindgi.cli.client import Api
-
     register(cli)
-    real_get = Api.get
 
-    def escaping_server(self, path, params=None):
-        answer = real_get(self, path, params)
-        if path == "/approvals":
-            for approval in answer["items"]:
-                approval["summary"] = "Read\x1b[2J\x1b]0;owned\x07 the\r\nfile\u202e"
-        return answer
+    def escaping(body):
+        for approval in body["items"]:
+            approval["summary"] = "Read\x1b[2J\x1b]0;owned\x07 the\r\nfile\u202e"
+        return body
 
-    monkeypatch.setattr(Api, "get", escaping_server)
+    def escaping_server(operation):
+        if operation.path == "/approvals":
+            return replace(operation, read=lambda body: operation.read(escaping(body)))
+        return operation
+
+    answering(monkeypatch, escaping_server)
     _, out, err = cli("runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}')
     assert f"kindgi: run {json.loads(out)['id']} waits for approval " in err
     assert "): Read[2J]0;owned the file\n" in err

@@ -50,7 +50,7 @@ format: install-dev
 # but 0 or false: tests/ci.py decides, for the suite too), where that is an error. The second pass
 # leaves out what never touches the test database (the pack SDK, the engine's kernel, the docs,
 # the bench harness, the Makefile, the CI guard, and `kindgi dev`, which serves a SQLite database
-# of its own): those ran, the same, in the first.
+# of its own, as it does for the Python client's tests): those ran, the same, in the first.
 #
 # Each pass spreads its test files over TEST_PROCESSES processes (pytest-xdist, a test database
 # each). The schema fuzz test runs on its own after them: schemathesis gives all its cases one
@@ -59,7 +59,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 TEST_PROCESSES ?= 2
 NOT_DATABASE_TESTS := tests/kindgi tests/runs/engine tests/test_docs.py tests/test_bench.py \
 	tests/test_makefile.py tests/test_ci.py tests/cli/test_dev.py tests/cli/test_init.py \
-	tests/test_settings_reference.py
+	tests/test_settings_reference.py tests/client
 FUZZ_TESTS := tests/api/test_fuzz.py
 # The queues' certification suite runs on its own, once per task backend (`make certify`).
 CERTIFY_TESTS := tests/certify

@@ -8,21 +8,21 @@ import signal
 import smtplib
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.dev_server import KINDGI, dev_env, start_dev
 from tests.live_server import ROOT, free_port
 
 
 def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
     port, mail_port = free_port(), free_port()
     config = tmp_path / "config" / "kindgi.json"
-    env = _dev_env(tmp_path, KINDGI_CONFIG=str(config))
-    server = _start_dev(env, port, "--mail-port", str(mail_port))
+    env = dev_env(tmp_path, KINDGI_CONFIG=str(config))
+    server = start_dev(env, port, "--mail-port", str(mail_port))
     try:
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
         saved = json.loads(config.read_text())
@@ -63,45 +63,6 @@ def test_kindgi_dev_serves_and_saves_a_working_token(tmp_path):
         server.wait(timeout=20)
 
 
-KINDGI = [sys.executable, "-m", "kindgi.cli"]
-
-
-def _dev_env(tmp_path, **more: str) -> dict[str, str]:
-    env = os.environ | {
-        "KINDGI_SQLITE_PATH": str(tmp_path / "dev.sqlite3"),
-        "KINDGI_CONFIG": str(tmp_path / "kindgi.json"),
-    }
-    # Its own SQLite database, whatever database this test run uses (make test's PostgreSQL pass).
-    for name in ("KINDGI_TOKEN", "KINDGI_URL", "DATABASE_URL", "REDIS_URL", "KINDGI_TASKS"):
-        env.pop(name, None)
-    return env | more
-
-
-def _start_dev(env: dict[str, str], port: int, *flags: str, cwd: Path = ROOT) -> subprocess.Popen:
-    """`kindgi dev` on ``port``, once it answers HTTP (its output in a file beside its database,
-    for a failure to show)."""
-    log = Path(env["KINDGI_SQLITE_PATH"]).with_suffix(".log")
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            [*KINDGI, "dev", "--port", str(port), *flags],
-            cwd=cwd,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            return server
-        except httpx.HTTPError:
-            assert server.poll() is None, log.read_text()
-            time.sleep(0.3)
-    os.killpg(server.pid, signal.SIGTERM)
-    raise AssertionError(f"kindgi dev did not answer on port {port}")
-
-
 def _connect_smtp(port: int) -> smtplib.SMTP:
     deadline = time.monotonic() + 30
     while True:
@@ -115,8 +76,8 @@ def _connect_smtp(port: int) -> smtplib.SMTP:
 
 def test_kindgi_devs_own_sweeper_expires_an_approval_with_no_command_run(tmp_path):
     """A one-second TTL and sweeps every second: the approval expires and its run goes on."""
-    env = _dev_env(tmp_path, KINDGI_APPROVAL_TTL_SECONDS="1", KINDGI_SWEEP_SECONDS="1")
-    server = _start_dev(env, free_port(), "--mail-port", "0")
+    env = dev_env(tmp_path, KINDGI_APPROVAL_TTL_SECONDS="1", KINDGI_SWEEP_SECONDS="1")
+    server = start_dev(env, free_port(), "--mail-port", "0")
     try:
         started = subprocess.run(
             [*KINDGI, "runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}'],
@@ -152,7 +113,7 @@ def test_a_taken_port_is_one_clear_line_and_nothing_starts(tmp_path, taken):
     import socket
 
     port, mail_port = free_port(), free_port()
-    env = _dev_env(tmp_path)
+    env = dev_env(tmp_path)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", port if taken == "web" else mail_port))
         holder.listen()
@@ -212,7 +173,7 @@ def test_stopping_kindgi_dev_stops_every_process_it_started(tmp_path, how, with_
     """Signalled alone (not its process group, as a service manager or `kill PID` does), `kindgi
     dev` stops the web server, the sweeper and the SMTP receiver; killed outright, they die too."""
     port = free_port()
-    env = _dev_env(tmp_path)
+    env = dev_env(tmp_path)
     flags = ["--mail-port", str(free_port())]
     if with_pack:
         subprocess.run(
@@ -223,7 +184,7 @@ def test_stopping_kindgi_dev_stops_every_process_it_started(tmp_path, how, with_
         # Started from there too.
         for beside in ("kindgi", "tools"):
             (tmp_path / beside).mkdir()
-    server = _start_dev(env, port, *flags, cwd=tmp_path if with_pack else ROOT)
+    server = start_dev(env, port, *flags, cwd=tmp_path if with_pack else ROOT)
     try:
         deadline = time.monotonic() + 30
         while len(started := _children(server.pid)) < 3 and time.monotonic() < deadline:

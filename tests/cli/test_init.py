@@ -12,10 +12,9 @@ import pytest
 from django.core.management import call_command
 
 from runs.models import RunStatus
+from tests.dev_server import KINDGI, dev_env, start_dev
 from tests.factories import default_tenant, principal
 from tests.live_server import ROOT, free_port
-
-from .test_dev import KINDGI, _dev_env, _start_dev
 
 
 def kindgi_init(*arguments: str, cwd) -> subprocess.CompletedProcess:
@@ -136,8 +135,8 @@ def test_init_never_writes_over_a_folder(demo_pack, tmp_path):
 
 def test_kindgi_dev_serves_a_pack_from_its_folder_and_reloads_it_when_it_changes(demo_pack, tmp_path):
     folder, _ = demo_pack
-    env = _dev_env(tmp_path)
-    server = _start_dev(env, free_port(), "--mail-port", "0", "--pack", str(folder))
+    env = dev_env(tmp_path)
+    server = start_dev(env, free_port(), "--mail-port", "0", "--pack", str(folder))
     log = (tmp_path / "dev.log").read_text
     try:
         assert _agent(env)["description"] == "Reads notes, and writes them once a person says yes."

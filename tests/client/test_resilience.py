@@ -1,0 +1,100 @@
+"""What the client does when the network fails between it and a live `kindgi dev`: it retries
+what cannot happen twice, with the same Idempotency-Key, and a dropped stream resumes where
+it stopped, missing nothing and repeating nothing."""
+
+import threading
+
+import pytest
+
+from kindgi.client import InvalidRequestError, ServerUnreachableError
+
+NOTE = {"orderId": "ord_1001", "text": "Customer called"}
+
+
+def runs_of(direct, flow_id: str) -> list[str]:
+    return [run.id for run in direct.runs.list(flow_id=flow_id)]
+
+
+def test_an_answer_lost_after_the_run_started_is_asked_again_and_starts_no_second_run(
+    connect, dev, proxy, direct
+):
+    """The request reaches the server, which starts the run; its answer never comes back. The
+    client sends it again with the same key, and is given the first run."""
+    before = runs_of(direct, "my-pack.note-order")
+    proxy.lose_answers = 1
+    run = connect(proxy.url, dev[1], backoff=0.01).runs.start(flow_id="my-pack.note-order", input=NOTE)
+    assert proxy.connections == 2  # the lost answer, and the retry
+    after = runs_of(direct, "my-pack.note-order")
+    assert after == [run.id, *before]  # one run more, the one the retry was answered with
+
+
+def test_a_decision_whose_answer_was_lost_is_decided_once(connect, dev, proxy, direct):
+    run = direct.runs.start(agent_id="acme-ops.status-agent", input={"userMessage": "Lost answer."})
+    (approval,) = direct.approvals.list(run_id=run.id)
+    proxy.lose_answers = 1
+    completion = connect(proxy.url, dev[1], backoff=0.01).approvals.approve(approval.id, rationale="Once")
+    assert (completion.kind, completion.decision.rationale) == ("terminal", "Once")
+    finished = direct.runs.get(run.id)
+    assert [message.role for message in finished.messages].count("tool") == 1
+
+
+def test_a_gateways_502_is_retried_a_bad_request_is_not(connect, dev, proxy):
+    kindgi = connect(proxy.url, dev[1], backoff=0.01)
+    proxy.bad_gateways = 2
+    assert kindgi.reviewers.me().user == "admin"
+    assert (proxy.connections, proxy.requests) == (3, 1)
+
+    with pytest.raises(InvalidRequestError):
+        kindgi.runs.start(flow_id="my-pack.check-order", input={})
+    assert proxy.requests == 2
+
+
+def test_a_lost_answer_to_what_has_no_key_is_not_sent_again(connect, dev, proxy, direct):
+    """Cancelling has no Idempotency-Key on the server: sent again it would say 409 of a run it
+    cancelled. The client says the server was not reached, and does not send it again."""
+    run = direct.runs.start(agent_id="acme-ops.status-agent", input={"userMessage": "Cancel me."})
+    proxy.lose_answers = 1
+    with pytest.raises(ServerUnreachableError):
+        connect(proxy.url, dev[1], backoff=0.01).runs.cancel(run.id)
+    assert proxy.connections == 1
+    assert direct.runs.get(run.id).status == "cancelled"
+
+
+def test_a_server_that_refuses_connections_is_tried_again_then_unreachable(connect, dev, proxy):
+    proxy.refusing = True
+    with pytest.raises(ServerUnreachableError) as unreachable:
+        connect(proxy.url, dev[1], retries=2, backoff=0.01).runs.page()
+    assert unreachable.value.url == proxy.url
+    assert proxy.connections == 3
+
+
+def test_a_watch_resumes_after_its_socket_dropped_missing_and_repeating_nothing(connect, dev, proxy, direct):
+    """A flow whose agent step waits: the stream carries the flow's entries and its step's. The
+    socket is cut, the run goes on while the client cannot connect, then it can again."""
+    flow = direct.runs.start(flow_id="acme-ops.status-flow", input={"userMessage": "Checkout is back."})
+    assert flow.status == "suspended"
+    (approval,) = direct.approvals.list(run_id=flow.id, status="pending")
+    step = approval.provenance_ref.run_id
+    kindgi = connect(proxy.url, dev[1], retries=8, backoff=0.2)
+
+    events = kindgi.runs.watch(flow.id)
+    seen = [next(events) for _ in range(3)]
+    proxy.refusing = True
+    proxy.cut()
+    direct.approvals.approve(approval.id, rationale="While the client was away")
+    assert direct.runs.get(flow.id).status == "completed"
+    # The client's first tries to open it again are refused; a second later, one is let in.
+    threading.Timer(1.0, setattr, (proxy, "refusing", False)).start()
+    seen += list(events)
+
+    assert proxy.connections > 2  # it was cut, refused, then let in again
+    received = [(event.run_id, event.entry.sequence) for event in seen]
+    journal = [(flow.id, entry.sequence) for entry in direct.runs.journal(flow.id)]
+    journal += [(step, entry.sequence) for entry in direct.runs.journal(step)]
+    assert len(received) == len(set(received))
+    assert sorted(received) == sorted(journal)
+    assert [sequence for run_id, sequence in received if run_id == flow.id] == list(
+        range(1, len([entry for entry in journal if entry[0] == flow.id]) + 1)
+    )
+    assert seen[-1].run_id == flow.id
+    assert (seen[-1].entry.kind, seen[-1].run_status) == ("run.completed", "completed")

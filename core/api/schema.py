@@ -38,7 +38,16 @@ ERRORS = {
     "403": "Not allowed: no tenant, not a reviewer, a role too low, or not a tenant admin.",
     "404": "No such resource in your tenant.",
     "405": "This path does not take this method.",
-    "409": "The resource is not in a state that allows this (already decided, not suspended…).",
+    "409": "The resource is not in a state that allows this (already decided, not suspended…); or its "
+    "Idempotency-Key was used with another request, or its first request is still being answered.",
+}
+# On the answers of a POST that takes Idempotency-Key, when the answer is the first one, again.
+REPLAYED = {
+    "Idempotent-Replayed": {
+        "description": "true when this is the answer to the first request with this Idempotency-Key, "
+        "given again: nothing was done a second time.",
+        "schema": {"type": "string", "enum": ["true"]},
+    }
 }
 # Only where a body is sent.
 BODY_ERRORS = {
@@ -62,4 +71,10 @@ def add_error_responses(result, generator, request, public):
                 operation.setdefault("responses", {}).setdefault(
                     code, {"description": description, "content": reference}
                 )
+            if any(
+                parameter.get("name") == "Idempotency-Key" for parameter in operation.get("parameters", [])
+            ):
+                for code, response in operation["responses"].items():
+                    if code.startswith("2"):
+                        response.setdefault("headers", {}).update(REPLAYED)
     return result

@@ -80,3 +80,20 @@ def test_the_docs_page_loads_its_assets_from_this_server(client):
     assert page.status_code == 200
     assert "cdn" not in page.text.lower()
     assert "/static/drf_spectacular_sidecar/" in page.text
+
+
+def test_a_keyed_posts_answers_say_when_they_are_given_again(schema):
+    keyed = [
+        (path, operation)
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if any(given.get("name") == "Idempotency-Key" for given in operation.get("parameters", []))
+    ]
+    assert {path for path, _ in keyed} >= {"/api/v1/runs", "/api/v1/approvals/{approval_id}/complete"}
+    for path, operation in keyed:
+        assert (
+            "Idempotent-Replayed"
+            in operation["responses"]["201" if "201" in operation["responses"] else "200"]["headers"]
+        ), path
+        assert "Idempotency-Key" in operation["responses"]["409"]["description"]
+    assert "headers" not in schema["paths"]["/api/v1/runs"]["get"]["responses"]["200"]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -53,14 +54,34 @@ def start_dev(env: dict[str, str], port: int, *flags: str, cwd: Path = ROOT) -> 
     raise AssertionError(f"kindgi dev did not answer on port {port}")
 
 
+@dataclass(frozen=True)
+class RunningDev:
+    url: str
+    token: str
+    env: dict[str, str]
+
+    def django(self, code: str) -> str:
+        """Run ``code`` in a Django shell on the server's database, as an operator would."""
+        result = subprocess.run(
+            [sys.executable, "-m", "django", "shell", "-c", code],
+            env=self.env | {"DJANGO_SETTINGS_MODULE": "kindgi_site.settings"},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+
 @contextmanager
 def kindgi_dev(folder: Path, **more: str):
-    """A running `kindgi dev` (no SMTP receiver): its URL and the token it saved."""
+    """A running `kindgi dev` (no SMTP receiver): its URL, the token it saved, its environment."""
     port, env = free_port(), dev_env(folder, **more)
     server = start_dev(env, port, "--mail-port", "0")
     try:
         saved = json.loads(Path(env["KINDGI_CONFIG"]).read_text())
-        yield saved["url"], saved["token"]
+        yield RunningDev(saved["url"], saved["token"], env)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)

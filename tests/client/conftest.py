@@ -13,10 +13,16 @@ from tests.flaky_proxy import FlakyProxy
 
 
 @pytest.fixture(scope="session")
-def dev(tmp_path_factory):
-    """(URL, token) of a `kindgi dev` shared by the client's tests."""
+def dev_server(tmp_path_factory):
+    """A `kindgi dev` shared by the client's tests."""
     with kindgi_dev(tmp_path_factory.mktemp("kindgi-dev")) as served:
         yield served
+
+
+@pytest.fixture(scope="session")
+def dev(dev_server):
+    """Its URL and token."""
+    return dev_server.url, dev_server.token
 
 
 @pytest.fixture

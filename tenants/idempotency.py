@@ -58,6 +58,13 @@ class IdempotencyConflictError(IdempotencyKeyError):
     code = "conflict"
 
 
+class IdempotencyKeyInUseError(IdempotencyConflictError):
+    """The first request with the key has not answered yet: the same request, sent again later,
+    gets its answer (``kindgi.Client`` does so by itself)."""
+
+    code = "idempotency_key_in_use"
+
+
 def idempotent(post):
     """A view's POST that honours ``Idempotency-Key``."""
 
@@ -137,7 +144,7 @@ def _take(request, key: str) -> IdempotencyKey | Response:
         if kept.status_code is not None:
             return Response(kept.response, status=kept.status_code, headers={"Idempotent-Replayed": "true"})
         if time.monotonic() > deadline:
-            raise IdempotencyConflictError(
+            raise IdempotencyKeyInUseError(
                 [
                     f"/{HEADER}: the first request with {key!r} is still being answered: send it "
                     "again later to get its answer"

@@ -22,6 +22,7 @@ class FlakyProxy:
         self.lose_answers = 0  # the next n connections: the request reaches the server, its answer is lost
         self.bad_gateways = 0  # the next n connections: answered 502 by the proxy, nothing forwarded
         self.refusing = False  # new connections are closed at once
+        self.cut_after: float | None = None  # each connection is cut this many seconds after it opened
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", self.port))
@@ -35,6 +36,11 @@ class FlakyProxy:
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+
+    def _cut(self, *sockets: socket.socket) -> None:
+        for sock in sockets:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self._listener.close()
@@ -71,6 +77,8 @@ class FlakyProxy:
             return
         with self._lock:
             self._open += [client, server]
+        if self.cut_after is not None:
+            threading.Timer(self.cut_after, self._cut, (client, server)).start()
         threading.Thread(target=self._pump, args=(client, server, False, True), daemon=True).start()
         self._pump(server, client, lose, False)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from kindgi.cli.client import client_for
 from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
-from kindgi.cli.output import show
+from kindgi.cli.output import plain, show
 from kindgi.client import Client, models
 from kindgi.summaries import without_controls
 
@@ -137,7 +137,7 @@ def approvals_complete(args) -> int:
     refused = [result for result in answer.results if result.status == "refused"]
     for result in refused:
         message = result.error.message if result.error else "refused"
-        print(f"kindgi: {result.approval_id}: {message} ({result.http_status})", file=sys.stderr)
+        print(f"kindgi: {result.approval_id}: {plain(message)} ({result.http_status})", file=sys.stderr)
     return API_ERROR if refused else OK
 
 
@@ -171,9 +171,9 @@ def _warn_of_silent_servers(client: Client) -> None:
     """On standard error, so that the list on standard output stays the API's JSON."""
     for server in client.catalog.mcp_servers().items:
         if server.enabled and not server.answering:
-            why = server.last_error or "it has not been asked yet"
+            why = plain(server.last_error or "it has not been asked yet")
             print(
-                f"warning: MCP server {server.name} is not answering ({why}); "
+                f"warning: MCP server {plain(server.name)} is not answering ({why}); "
                 f"its {server.tools} tool(s) listed before may fail",
                 file=sys.stderr,
             )
@@ -227,7 +227,8 @@ def connections_connect(args) -> int:
     # On standard error, so that standard output stays the API's JSON (the connection, at the end).
     print(
         "Open this address in a browser signed in to Kindgi, and allow access:\n\n"
-        f"  {started.authorize_url}\n\nWaiting for {started.app_name} to answer (Ctrl-C stops waiting)…",
+        f"  {plain(started.authorize_url)}\n\n"
+        f"Waiting for {plain(started.app_name)} to answer (Ctrl-C stops waiting)…",
         file=sys.stderr,
         flush=True,
     )
@@ -243,7 +244,7 @@ def connections_connect(args) -> int:
     if connection.status == "pending":
         print(f"kindgi: not connected yet after {args.wait:g} s; the address still works", file=sys.stderr)
     else:
-        print(f"kindgi: not connected: {connection.failure or connection.status}", file=sys.stderr)
+        print(f"kindgi: not connected: {plain(connection.failure or connection.status)}", file=sys.stderr)
     return API_ERROR
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from kindgi.cli import commands
 from kindgi.cli.client import explain
 from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
-from kindgi.client import ClientError
+from kindgi.cli.output import plain
+from kindgi.client import ClientError, InvalidIdError
 from kindgi.client.config import resolve
 
 
@@ -460,12 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, so that a reader gone away is caught below, not at exit
         return code
     except CliError as error:
-        print(f"kindgi: {error.message}", file=sys.stderr)
+        print(f"kindgi: {plain(error.message)}", file=sys.stderr)
         return error.exit_code
     except ClientError as error:
         token = resolve(getattr(args, "url", None), getattr(args, "token", None)).token
-        print(f"kindgi: {explain(error, token_given=bool(token))}", file=sys.stderr)
-        return API_ERROR
+        print(f"kindgi: {plain(explain(error, token_given=bool(token)))}", file=sys.stderr)
+        return USAGE_ERROR if isinstance(error, InvalidIdError) else API_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,6 +2,8 @@ import json
 import sys
 from typing import Any
 
+from kindgi.summaries import without_controls
+
 TABLE_COLUMNS = {
     "runs": ["id", "flowId", "agentId", "status", "dryRun", "createdAt"],
     "approvals": ["id", "title", "status", "requiredRole", "createdAt"],
@@ -34,18 +36,26 @@ def show(data: Any, *, output: str = "json", kind: str = "") -> None:
         sys.stdout.write("\n")
 
 
+def plain(text: Any) -> str:
+    """``text`` as one line for a terminal: what the server says (an error's message, a name a
+    person chose, an MCP server's error) may hold escapes that would rewrite the screen."""
+    return " ".join(without_controls(str(text)).split())
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, list):
         return (
-            ", ".join(
-                f"{v['kind']} {v['resource']}" if isinstance(v, dict) and "kind" in v else str(v)
-                for v in value
+            plain(
+                ", ".join(
+                    f"{v['kind']} {v['resource']}" if isinstance(v, dict) and "kind" in v else str(v)
+                    for v in value
+                )
             )
             or "-"
         )
     if value is None or value == "":
         return "-"
-    return str(value)
+    return plain(value)
 
 
 def table(rows: list[dict], columns: list[str]) -> str:

@@ -10,6 +10,7 @@ coroutine; lists and ``watch`` are async iterators.
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import aclosing
 from typing import Any
 
 from websockets.asyncio.client import connect
@@ -18,7 +19,7 @@ from websockets.exceptions import WebSocketException
 from kindgi.client import models, operations
 from kindgi.client.config import resolve
 from kindgi.client.models import FINISHED
-from kindgi.client.stream import Deadline, NoNewsError, Resumption, statuses
+from kindgi.client.stream import QUIET, Deadline, Resumption, statuses
 from kindgi.client.transport import AsyncTransport, RetryPolicy, awaitable
 
 
@@ -70,7 +71,7 @@ class Runs(_Resource):
                 return
             after = int(page.next_cursor)
 
-    async def watch(
+    def watch(
         self,
         run_id: str,
         *,
@@ -82,12 +83,17 @@ class Runs(_Resource):
         as it is written, until the run's status is one of ``until``. A dropped socket is opened
         again where it stopped; nothing is missed or given twice. ``timeout``: seconds without
         news before ``TimeoutError``."""
-        stream = Resumption(self._transport.settings.url, run_id, after=after, until=until)
+        stream = Resumption(self._transport.settings.url, run_id, after=after, until=until, timeout=timeout)
+        return self._follow(stream)
+
+    async def _follow(self, stream: Resumption) -> AsyncIterator[models.JournalEvent]:
         while not stream.done:
             try:
-                async with connect(stream.url(), additional_headers=self._transport.socket_headers) as socket:
+                async with connect(
+                    stream.url(), additional_headers=self._transport.socket_headers, logger=QUIET
+                ) as socket:
                     while not stream.done:
-                        if (event := stream.take(await _receive(socket, run_id, timeout))) is not None:
+                        if (event := stream.take(await _receive(socket, stream))) is not None:
                             yield event
             except (OSError, WebSocketException) as error:
                 await asyncio.sleep(stream.after_drop(error, self._transport.retry))
@@ -95,23 +101,26 @@ class Runs(_Resource):
     async def wait(
         self, run_id: str, *, until: str | Iterable[str] = FINISHED, timeout: float | None = None
     ) -> models.RunDetail:
-        """The run, once its status is one of ``until`` (by default: finished). It goes on
-        through a suspension (an approval) unless ``until`` names ``suspended``. ``timeout``:
-        seconds before ``TimeoutError``."""
+        """The run, once its status is one of ``until`` (by default: finished) or it finished.
+        It goes on through a suspension (an approval) unless ``until`` names ``suspended``.
+        ``timeout``: seconds before ``TimeoutError``, however often the stream is reopened."""
         wanted, deadline = statuses(until), Deadline(timeout)
-        while (run := await self.get(run_id)).status not in wanted:
+        while (run := await self.get(run_id)).status not in wanted | FINISHED:
             deadline.check(run)
-            async for _event in self.watch(run_id, until=wanted, timeout=deadline.left()):
-                if deadline.passed():
-                    break
+            stream = Resumption(
+                self._transport.settings.url, run_id, after=0, until=wanted, timeout=None, deadline=deadline
+            )
+            async with aclosing(self._follow(stream)) as events:
+                async for _event in events:
+                    pass
         return run
 
 
-async def _receive(socket, run_id: str, timeout: float | None) -> str | bytes:
+async def _receive(socket, stream: Resumption) -> str | bytes:
     try:
-        return await asyncio.wait_for(socket.recv(), timeout)
+        return await asyncio.wait_for(socket.recv(), stream.receive_timeout())
     except TimeoutError:
-        raise NoNewsError(f"no news of run {run_id} for {timeout} seconds") from None
+        raise stream.silence() from None
 
 
 class Approvals(_Resource):

@@ -4,7 +4,7 @@ then what ``kindgi dev`` saved (``$KINDGI_CONFIG`` or ``~/.config/kindgi/config.
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -28,7 +28,7 @@ def load_saved() -> dict:
 @dataclass(frozen=True)
 class Settings:
     url: str
-    token: str | None
+    token: str | None = field(repr=False)  # never in a traceback's locals or a log line
 
 
 def resolve(url: str | None = None, token: str | None = None) -> Settings:

@@ -65,7 +65,7 @@ BY_STATUS: dict[int, type[ApiError]] = {
 }
 
 
-def api_error(status: int, body: Any, text: str, reason: str) -> ApiError:
+def api_error(status: int, body: Any, text: str, reason: str, *, retry_after: str | None = None) -> ApiError:
     """The exception for an error answer: its JSON body when it has the API's shape, else a
     line of what it said (a proxy's page, say)."""
     error = body.get("error") if isinstance(body, dict) else None
@@ -74,7 +74,14 @@ def api_error(status: int, body: Any, text: str, reason: str) -> ApiError:
         details = error.get("details") if isinstance(error.get("details"), dict) else {}
     else:
         code, message, details = "error", (text.strip()[:200] or reason), {}
-    return BY_STATUS.get(status, ApiError)(status, code, message, details)
+    error = BY_STATUS.get(status, ApiError)(status, code, message, details)
+    if isinstance(error, RateLimitedError) and retry_after and retry_after.strip().isdigit():
+        error.retry_after = float(retry_after)
+    return error
+
+
+class InvalidIdError(ClientError, ValueError):
+    """An id that is none of the API's, refused before anything is sent."""
 
 
 class ServerUnreachableError(ClientError):

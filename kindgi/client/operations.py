@@ -9,6 +9,7 @@ person wrote (``kindgi schedules create --spec=…``), it may be given whole, as
 API's own field names: the server refuses a field it does not know, naming it.
 """
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from pydantic.alias_generators import to_camel
 
 from kindgi.client import models
+from kindgi.client.errors import InvalidIdError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,9 +38,17 @@ class Operation[T]:
     key: str | None = None
 
 
-def _id(value: object) -> str:
-    """An id as one path segment, whatever it holds."""
-    return quote(str(value), safe="")
+# An id of the API's: a UUID, a number, or a catalog id (my-pack.check-order).
+AN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
+
+
+def segment(value: object) -> str:
+    """``value`` as one segment of a path, or ``InvalidIdError``: an id that held ``/`` or was
+    ``..`` would lead to another endpoint than the one meant."""
+    text = str(value)
+    if not AN_ID.match(text):
+        raise InvalidIdError(f"{text!r} is not an id: letters, digits and . _ : - only")
+    return quote(text, safe="")
 
 
 def _as[T](model: type[T]) -> Callable[[Any], T]:
@@ -106,7 +116,7 @@ def start_run(
 
 
 def get_run(run_id: str) -> Operation[models.RunDetail]:
-    return Operation(method="GET", path=f"/runs/{_id(run_id)}", read=_as(models.RunDetail))
+    return Operation(method="GET", path=f"/runs/{segment(run_id)}", read=_as(models.RunDetail))
 
 
 def list_runs(
@@ -126,7 +136,7 @@ def journal_page(run_id: str, *, after: int = 0) -> Operation[models.JournalPage
     """The run's journal entries after sequence ``after``, up to 500 of them."""
     return Operation(
         method="GET",
-        path=f"/runs/{_id(run_id)}/journal",
+        path=f"/runs/{segment(run_id)}/journal",
         read=_as(models.JournalPage),
         params={"after": after},
     )
@@ -135,7 +145,9 @@ def journal_page(run_id: str, *, after: int = 0) -> Operation[models.JournalPage
 def cancel_run(run_id: str) -> Operation[models.RunDetail]:
     """Cancel the run and the runs below it (its principal, a tenant admin, or a reviewer who
     may decide a call it waits on)."""
-    return Operation(method="POST", path=f"/runs/{_id(run_id)}/cancel", read=_as(models.RunDetail), body={})
+    return Operation(
+        method="POST", path=f"/runs/{segment(run_id)}/cancel", read=_as(models.RunDetail), body={}
+    )
 
 
 # Approvals
@@ -154,7 +166,7 @@ def list_approvals(
 
 
 def get_approval(approval_id: str) -> Operation[models.Approval]:
-    return Operation(method="GET", path=f"/approvals/{_id(approval_id)}", read=_as(models.Approval))
+    return Operation(method="GET", path=f"/approvals/{segment(approval_id)}", read=_as(models.Approval))
 
 
 def complete_approval(
@@ -174,7 +186,7 @@ def complete_approval(
     )
     return Operation(
         method="POST",
-        path=f"/approvals/{_id(approval_id)}/complete",
+        path=f"/approvals/{segment(approval_id)}/complete",
         read=_as(models.Completion),
         body=body,
         keyed=True,
@@ -198,7 +210,7 @@ def complete_approvals(
 ) -> Operation[models.DecisionResults]:
     """Decide several approvals alike: each is decided on its own and answered on its own
     (``results``: ``decided`` with its completion, or ``refused`` with the error)."""
-    item = {"decision": decision, "rationale": rationale}
+    item: dict[str, Any] = {"decision": decision, "rationale": rationale}
     if arguments is not None:
         item["arguments"] = dict(arguments)
     body = {"decisions": [{"approvalId": str(approval_id), **item} for approval_id in approval_ids]}
@@ -259,7 +271,7 @@ def list_rules(
 
 
 def get_rule(rule_id: int) -> Operation[models.ApprovalRule]:
-    return Operation(method="GET", path=f"/approval-rules/{_id(rule_id)}", read=_as(models.ApprovalRule))
+    return Operation(method="GET", path=f"/approval-rules/{segment(rule_id)}", read=_as(models.ApprovalRule))
 
 
 def create_rule(
@@ -321,14 +333,14 @@ def update_rule(rule_id: int, changes: Mapping[str, Any], /) -> Operation[models
     """Change the fields ``changes`` names (the API's field names: ``{"requiredRole": "senior"}``)."""
     return Operation(
         method="PATCH",
-        path=f"/approval-rules/{_id(rule_id)}",
+        path=f"/approval-rules/{segment(rule_id)}",
         read=_as(models.ApprovalRule),
         body=dict(changes),
     )
 
 
 def delete_rule(rule_id: int) -> Operation[None]:
-    return Operation(method="DELETE", path=f"/approval-rules/{_id(rule_id)}", read=_nothing)
+    return Operation(method="DELETE", path=f"/approval-rules/{segment(rule_id)}", read=_nothing)
 
 
 # Schedules
@@ -342,7 +354,7 @@ def list_schedules(
 
 
 def get_schedule(schedule_id: str) -> Operation[models.Schedule]:
-    return Operation(method="GET", path=f"/schedules/{_id(schedule_id)}", read=_as(models.Schedule))
+    return Operation(method="GET", path=f"/schedules/{segment(schedule_id)}", read=_as(models.Schedule))
 
 
 def create_schedule(
@@ -383,12 +395,15 @@ def create_schedule(
 def update_schedule(schedule_id: str, changes: Mapping[str, Any], /) -> Operation[models.Schedule]:
     """Change the fields ``changes`` names (the API's field names: ``{"enabled": false}``)."""
     return Operation(
-        method="PATCH", path=f"/schedules/{_id(schedule_id)}", read=_as(models.Schedule), body=dict(changes)
+        method="PATCH",
+        path=f"/schedules/{segment(schedule_id)}",
+        read=_as(models.Schedule),
+        body=dict(changes),
     )
 
 
 def delete_schedule(schedule_id: str) -> Operation[None]:
-    return Operation(method="DELETE", path=f"/schedules/{_id(schedule_id)}", read=_nothing)
+    return Operation(method="DELETE", path=f"/schedules/{segment(schedule_id)}", read=_nothing)
 
 
 # Standing grants
@@ -446,7 +461,9 @@ def create_grant(
 
 def revoke_grant(grant_id: int) -> Operation[models.Grant]:
     """It covers no call from the next one on."""
-    return Operation(method="POST", path=f"/grants/{_id(grant_id)}/revoke", read=_as(models.Grant), body={})
+    return Operation(
+        method="POST", path=f"/grants/{segment(grant_id)}/revoke", read=_as(models.Grant), body={}
+    )
 
 
 # The catalog
@@ -458,7 +475,10 @@ def _catalog(kind: str, model: type[models.ApiModel]):
 
     def get(definition_id: str, *, version: str | None = None) -> Operation:
         return Operation(
-            method="GET", path=f"/{kind}/{_id(definition_id)}", read=_as(model), params={"version": version}
+            method="GET",
+            path=f"/{kind}/{segment(definition_id)}",
+            read=_as(model),
+            params={"version": version},
         )
 
     listing.__doc__ = f"One page of the catalog's {kind} in service."
@@ -488,7 +508,7 @@ def list_connections() -> Operation[models.ConnectionList]:
 
 
 def get_connection(connection_id: str) -> Operation[models.Connection]:
-    return Operation(method="GET", path=f"/connections/{_id(connection_id)}", read=_as(models.Connection))
+    return Operation(method="GET", path=f"/connections/{segment(connection_id)}", read=_as(models.Connection))
 
 
 def connect_app(app: str) -> Operation[models.StartedConnection]:
@@ -500,7 +520,7 @@ def connect_app(app: str) -> Operation[models.StartedConnection]:
 
 def remove_connection(connection_id: str) -> Operation[None]:
     """Disconnect: the connection's tokens are forgotten at once."""
-    return Operation(method="DELETE", path=f"/connections/{_id(connection_id)}", read=_nothing)
+    return Operation(method="DELETE", path=f"/connections/{segment(connection_id)}", read=_nothing)
 
 
 # The audit chain (tenant admins)

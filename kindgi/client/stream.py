@@ -8,9 +8,10 @@ again are the ones already given, and are not given twice.
 """
 
 import json
+import logging
 import time
 from collections.abc import Iterable
-from urllib.parse import quote, urlparse
+from urllib.parse import urlparse
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -21,8 +22,20 @@ from kindgi.client.errors import (
     PermissionDeniedError,
     StreamClosedError,
 )
-from kindgi.client.models import JournalEvent, RunDetail
+from kindgi.client.models import FINISHED, JournalEvent, RunDetail
+from kindgi.client.operations import segment
 from kindgi.client.transport import RetryPolicy
+
+
+class _NeverDebug(logging.LoggerAdapter):
+    """A logger that is never at DEBUG: there websockets writes each header it sends, the
+    token's too."""
+
+    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 (logging's name)
+        return level > logging.DEBUG and self.logger.isEnabledFor(level)
+
+
+QUIET = _NeverDebug(logging.getLogger("kindgi.client.websocket"), {})
 
 
 class NoNewsError(TimeoutError):
@@ -33,6 +46,17 @@ class NoNewsError(TimeoutError):
 REFUSED = {4401: AuthenticationError, 4403: PermissionDeniedError, 4404: NotFoundError}
 
 
+# The entry that puts a run in each status it stops in: the live event that carries it ends a
+# watch waiting for that status (an entry sent late, or read to fill a gap, carries the status
+# the run has by then, not the one it had then).
+ENTERED_BY = {
+    "run.completed": "completed",
+    "run.failed": "failed",
+    "run.cancelled": "cancelled",
+    "wait.suspended": "suspended",
+}
+
+
 def statuses(until: str | Iterable[str]) -> frozenset[str]:
     return frozenset({until} if isinstance(until, str) else until)
 
@@ -40,25 +64,50 @@ def statuses(until: str | Iterable[str]) -> frozenset[str]:
 class Resumption:
     """What a watch of ``run_id`` has given so far, and so where to open its socket again."""
 
-    def __init__(self, base_url: str, run_id: str, *, after: int, until: str | Iterable[str]):
+    def __init__(
+        self,
+        base_url: str,
+        run_id: str,
+        *,
+        after: int,
+        until: str | Iterable[str],
+        timeout: float | None,
+        deadline: "Deadline | None" = None,
+    ):
         self.base_url, self.run_id = base_url, str(run_id)
         self.last: dict[str, int] = {self.run_id: max(int(after), 0)}
-        self.until = statuses(until)
+        # A finished run has nothing more to say, whatever the watch waits for.
+        self.until = statuses(until) | FINISHED
+        self.timeout, self.deadline = timeout, deadline or Deadline(None)
         self.done = False
-        self.failures = 0  # drops in a row, with nothing received in between
+        self.failures = 0  # drops in a row, with no entry received in between
+
+    def receive_timeout(self) -> float | None:
+        """How long to wait for the next message: ``timeout`` of silence, within the deadline."""
+        left = self.deadline.left()
+        if left is None or self.timeout is None:
+            return self.timeout if left is None else left
+        return min(self.timeout, left)
+
+    def silence(self) -> TimeoutError:
+        """What waiting ``receive_timeout`` seconds in vain means."""
+        if self.deadline.passed():
+            return NoNewsError(
+                f"run {self.run_id} is not yet as waited for after {self.deadline.timeout} seconds"
+            )
+        return NoNewsError(f"no news of run {self.run_id} for {self.timeout} seconds")
 
     def url(self) -> str:
         parsed = urlparse(self.base_url)
         scheme = "wss" if parsed.scheme == "https" else "ws"
         prefix = parsed.path.rstrip("/")
         return (
-            f"{scheme}://{parsed.netloc}{prefix}/ws/runs/{quote(self.run_id, safe='')}/"
+            f"{scheme}://{parsed.netloc}{prefix}/ws/runs/{segment(self.run_id)}/"
             f"?after={self.last[self.run_id]}"
         )
 
     def take(self, message: str | bytes) -> JournalEvent | None:
         """The event in ``message``, unless it was given already or is none (``replay.done``)."""
-        self.failures = 0
         event = json.loads(message)
         if event.get("type") == "replay.done":
             self.done = event.get("runStatus") in self.until
@@ -69,19 +118,25 @@ class Resumption:
         if sequence <= self.last.get(run_id, 0):
             return None
         self.last[run_id] = sequence
-        if run_id == self.run_id and not event.get("replayed") and event["runStatus"] in self.until:
-            self.done = True
+        self.failures = 0
+        status, kind = event["runStatus"], event["entry"]["kind"]
+        if run_id == self.run_id and not event.get("replayed") and status in self.until:
+            # A status an entry puts the run in ends the watch with that entry, not an older one.
+            self.done = status not in ENTERED_BY.values() or ENTERED_BY.get(kind) == status
         return JournalEvent.model_validate(event)
 
     def after_drop(self, error: BaseException, retry: RetryPolicy) -> float:
         """The pause before opening the socket again, now that ``error`` ended it; or, when it
         is no drop (a refusal, no news for too long) or one too many, the error raised."""
-        if isinstance(error, ConnectionClosed) and (refusal := self.refusal(error.rcvd and error.rcvd.code)):
+        close_code = error.rcvd.code if isinstance(error, ConnectionClosed) and error.rcvd else None
+        if refusal := self.refusal(close_code):
             raise refusal from None
         if isinstance(error, InvalidStatus):
             raise self.refused_at_handshake(error.response.status_code) from None
         if isinstance(error, NoNewsError):
             raise error
+        if self.deadline.passed():
+            raise self.silence() from error
         if self.failures >= retry.retries:
             raise self.gave_up(error) from error
         self.failures += 1

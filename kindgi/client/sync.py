@@ -17,7 +17,7 @@ from websockets.sync.client import connect
 from kindgi.client import models, operations
 from kindgi.client.config import resolve
 from kindgi.client.models import FINISHED
-from kindgi.client.stream import Deadline, NoNewsError, Resumption, statuses
+from kindgi.client.stream import QUIET, Deadline, Resumption, statuses
 from kindgi.client.transport import RetryPolicy, Transport, blocking
 
 
@@ -77,12 +77,17 @@ class Runs(_Resource):
         as it is written, until the run's status is one of ``until``. A dropped socket is opened
         again where it stopped; nothing is missed or given twice. ``timeout``: seconds without
         news before ``TimeoutError``."""
-        stream = Resumption(self._transport.settings.url, run_id, after=after, until=until)
+        stream = Resumption(self._transport.settings.url, run_id, after=after, until=until, timeout=timeout)
+        return self._follow(stream)
+
+    def _follow(self, stream: Resumption) -> Iterator[models.JournalEvent]:
         while not stream.done:
             try:
-                with connect(stream.url(), additional_headers=self._transport.socket_headers) as socket:
+                with connect(
+                    stream.url(), additional_headers=self._transport.socket_headers, logger=QUIET
+                ) as socket:
                     while not stream.done:
-                        if (event := stream.take(_receive(socket, run_id, timeout))) is not None:
+                        if (event := stream.take(_receive(socket, stream))) is not None:
                             yield event
             except (OSError, WebSocketException) as error:
                 time.sleep(stream.after_drop(error, self._transport.retry))
@@ -90,23 +95,25 @@ class Runs(_Resource):
     def wait(
         self, run_id: str, *, until: str | Iterable[str] = FINISHED, timeout: float | None = None
     ) -> models.RunDetail:
-        """The run, once its status is one of ``until`` (by default: finished). It goes on
-        through a suspension (an approval) unless ``until`` names ``suspended``. ``timeout``:
-        seconds before ``TimeoutError``."""
+        """The run, once its status is one of ``until`` (by default: finished) or it finished.
+        It goes on through a suspension (an approval) unless ``until`` names ``suspended``.
+        ``timeout``: seconds before ``TimeoutError``, however often the stream is reopened."""
         wanted, deadline = statuses(until), Deadline(timeout)
-        while (run := self.get(run_id)).status not in wanted:
+        while (run := self.get(run_id)).status not in wanted | FINISHED:
             deadline.check(run)
-            for _event in self.watch(run_id, until=wanted, timeout=deadline.left()):
-                if deadline.passed():
-                    break
+            stream = Resumption(
+                self._transport.settings.url, run_id, after=0, until=wanted, timeout=None, deadline=deadline
+            )
+            for _event in self._follow(stream):
+                pass
         return run
 
 
-def _receive(socket, run_id: str, timeout: float | None) -> str | bytes:
+def _receive(socket, stream: Resumption) -> str | bytes:
     try:
-        return socket.recv(timeout=timeout)
+        return socket.recv(timeout=stream.receive_timeout())
     except TimeoutError:
-        raise NoNewsError(f"no news of run {run_id} for {timeout} seconds") from None
+        raise stream.silence() from None
 
 
 class Approvals(_Resource):

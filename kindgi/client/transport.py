@@ -4,7 +4,9 @@ Retries: a request that met a connection error, or a gateway's 502, 503 or 504, 
 after a pause that doubles each time (with jitter), at most ``RetryPolicy.retries`` times, when
 sending it again cannot do anything twice: nothing reached the server (the connection was never
 made), or it is a read, or the endpoint honours ``Idempotency-Key`` and the retry carries the
-same key as the first attempt. Any other answer, error or not, is the answer.
+same key as the first attempt. A 409 that says the first attempt with the key is still being
+answered (``idempotency_key_in_use``) is asked again the same way, for that attempt's answer.
+Any other answer, error or not, is the answer.
 """
 
 import asyncio
@@ -29,6 +31,8 @@ from kindgi.client.operations import Operation
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 GATEWAY_STATUSES = frozenset({502, 503, 504})
+# The server's 409 for a key whose first request has not answered yet (tenants.idempotency).
+KEY_IN_USE = "idempotency_key_in_use"
 WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 
 
@@ -60,11 +64,22 @@ class RetryPolicy:
             reached = not isinstance(outcome, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
         elif outcome.status_code in GATEWAY_STATUSES:
             reached = True  # a gateway answered: the server behind it may have done the work
+        elif _still_being_answered(outcome):
+            reached = True  # an earlier attempt with this key is still at work: ask for its answer
         else:
             return None
         if reached and not (operation.method == "GET" or operation.keyed):
             return None
         return self.pause(attempt)
+
+
+def _still_being_answered(response: httpx.Response) -> bool:
+    if response.status_code != 409:
+        return False
+    try:
+        return response.json()["error"]["code"] == KEY_IN_USE
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 def with_key[T](operation: Operation[T]) -> Operation[T]:
@@ -99,13 +114,21 @@ def answer[T](operation: Operation[T], outcome: Any, url: str) -> T:
                 f"the answer to {operation.method} {operation.path} is not JSON ({response.status_code})"
             ) from None
     if not response.is_success:
-        raise api_error(response.status_code, body, response.text, response.reason_phrase)
+        raise api_error(
+            response.status_code,
+            body,
+            response.text,
+            response.reason_phrase,
+            retry_after=response.headers.get("Retry-After"),
+        )
     try:
         return operation.read(body)
     except ValidationError as error:
+        first = error.errors()[0]
+        where = "/".join(str(part) for part in first["loc"])
         raise ClientError(
             f"the answer to {operation.method} {operation.path} is not of the shape this client knows "
-            f"(is the server another version?): {error}"
+            f"(is the server another version?): {where}: {first['msg']}"
         ) from None
 
 

@@ -142,6 +142,6 @@ def test_a_first_request_not_answered_yet_is_never_taken_over(api, monkeypatch):
         status_code=None, response=None, created_at=timezone.now() - timedelta(hours=1)
     )
     again = start(api, "busy")
-    assert again.status_code == 409
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "idempotency_key_in_use")
     assert "the first request with 'busy' is still being answered" in again.json()["error"]["message"]
     assert Run.objects.count() == 1

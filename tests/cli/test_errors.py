@@ -1,5 +1,7 @@
 """Each failure is one clear line on stderr and an exit code: 1 for the API or a run, 2 for usage."""
 
+import json
+
 import pytest
 
 from kindgi.cli import main
@@ -148,3 +150,29 @@ def test_output_into_a_closed_pipe_exits_quietly(cli, server, monkeypatch):
         [sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True
     )
     assert (result.returncode, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("bad", ["..", ".", "1/../2", "x?y"])
+def test_an_id_that_is_no_id_is_a_usage_error_and_nothing_is_sent(cli, bad):
+    """An id holding ``/`` or ``..`` would lead to another endpoint: ``grants revoke 1/../2``
+    revoked grant 2 before the client checked ids."""
+    code, out, err = cli("grants", "revoke", bad)
+    assert (code, out) == (2, "")
+    assert one_line(err) == f"kindgi: {bad!r} is not an id: letters, digits and . _ : - only"
+
+
+def test_what_the_server_says_reaches_the_terminal_without_its_escapes(cli):
+    name = "Ev\x1b[2J\x1b]0;owned\x07il\u202e"
+    spec = json.dumps({"role": "standard", "displayName": name})
+    assert cli("reviewers", "register", f"--spec={spec}")[0] == 0
+    code, out, _ = cli("reviewers", "list", "--output=table")
+    assert code == 0
+    assert "Ev[2J]0;ownedil" in out
+    assert not any(char in out for char in "\x1b\x07\u202e")
+    cli("runs", "start", "--agent=acme-ops.status-agent", '--input={"userMessage": "Up."}')
+    (approval,) = parsed(cli("approvals", "list", "--status=pending")[1])["items"]
+    assert cli("approvals", "complete", approval["id"], "--decision=approve")[0] == 0
+    code, _, err = cli("approvals", "complete", approval["id"], "--decision=approve")
+    assert code == 1
+    assert "by Ev[2J]0;ownedil at" in one_line(err)
+    assert not any(char in err for char in "\x1b\x07\u202e")

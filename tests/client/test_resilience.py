@@ -2,11 +2,15 @@
 what cannot happen twice, with the same Idempotency-Key, and a dropped stream resumes where
 it stopped, missing nothing and repeating nothing."""
 
+import os
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
-from kindgi.client import InvalidRequestError, ServerUnreachableError
+from kindgi.client import InvalidRequestError, ServerUnreachableError, StreamClosedError
 
 NOTE = {"orderId": "ord_1001", "text": "Customer called"}
 
@@ -98,3 +102,60 @@ def test_a_watch_resumes_after_its_socket_dropped_missing_and_repeating_nothing(
     )
     assert seen[-1].run_id == flow.id
     assert (seen[-1].entry.kind, seen[-1].run_status) == ("run.completed", "completed")
+
+
+def test_waiting_ends_at_its_timeout_however_often_the_stream_is_cut(connect, dev, proxy, direct):
+    """A proxy that cuts every socket soon after it opens (an idle timeout shorter than the
+    wait): the wait still ends when it said it would, and a watch gives up, each reopening
+    that brings nothing new counting as a failure."""
+    run = direct.runs.start(agent_id="acme-ops.status-agent", input={"userMessage": "Cut often."})
+    kindgi = connect(proxy.url, dev[1], retries=50, backoff=0.05)
+    proxy.cut_after = 0.3
+    began = time.monotonic()
+    with pytest.raises(TimeoutError):
+        kindgi.runs.wait(run.id, timeout=3)
+    assert 2.5 < time.monotonic() - began < 8
+
+    few = connect(proxy.url, dev[1], retries=3, backoff=0.05)
+    with pytest.raises(StreamClosedError):
+        list(few.runs.watch(run.id))
+    direct.runs.cancel(run.id)
+
+
+def test_a_wait_for_a_suspension_returns_a_run_that_finished_without_one(kindgi):
+    run = kindgi.runs.start(flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    assert kindgi.runs.wait(run.id, until="suspended", timeout=10).status == "completed"
+    assert [event.entry.kind for event in kindgi.runs.watch(run.id, until="suspended")][-1] == "run.completed"
+
+
+WATCH_AT_DEBUG = """
+import asyncio, logging, sys
+logging.basicConfig(level=logging.DEBUG, stream=sys.stdout)
+from kindgi import AsyncClient, Client
+
+with Client() as kindgi:
+    run = kindgi.runs.start(flow_id="my-pack.check-order", input={"orderId": "ord_1001"})
+    events = list(kindgi.runs.watch(run.id))
+    print(repr(kindgi._transport.settings))
+
+async def watch():
+    async with AsyncClient() as kindgi:
+        return [event async for event in kindgi.runs.watch(run.id)]
+
+assert len(asyncio.run(watch())) == len(events) > 0
+print("WATCHED")
+"""
+
+
+def test_a_watch_logs_no_token_even_at_debug(dev, tmp_path):
+    """websockets writes every header it sends at DEBUG, and a service's logging may be there
+    (a process of its own: this one's Django logging hides tokens from its own lines)."""
+    env = {**os.environ, "KINDGI_URL": dev[0], "KINDGI_TOKEN": dev[1], "KINDGI_CONFIG": str(tmp_path / "x")}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    result = subprocess.run(
+        [sys.executable, "-c", WATCH_AT_DEBUG], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "WATCHED" in result.stdout
+    assert "DEBUG:httpcore" in result.stdout  # the service logs at DEBUG
+    assert dev[1] not in result.stdout + result.stderr

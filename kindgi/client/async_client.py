@@ -9,7 +9,7 @@ coroutine; lists and ``watch`` are async iterators.
 """
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from contextlib import aclosing
 from typing import Any
 
@@ -86,7 +86,7 @@ class Runs(_Resource):
         stream = Resumption(self._transport.settings.url, run_id, after=after, until=until, timeout=timeout)
         return self._follow(stream)
 
-    async def _follow(self, stream: Resumption) -> AsyncIterator[models.JournalEvent]:
+    async def _follow(self, stream: Resumption) -> AsyncGenerator[models.JournalEvent]:
         while not stream.done:
             try:
                 async with connect(

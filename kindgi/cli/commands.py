@@ -10,7 +10,6 @@ from kindgi.cli.client import client_for
 from kindgi.cli.errors import API_ERROR, OK, USAGE_ERROR, CliError
 from kindgi.cli.output import plain, show
 from kindgi.client import Client, models
-from kindgi.summaries import without_controls
 
 EXAMPLE_IDS = {
     "tools": "my-pack.lookup-order",
@@ -59,7 +58,7 @@ def _say_what_a_run_waits_for(client: Client, run: models.Run) -> None:
             f"kindgi: run {run.id} is waiting: {base}/console/runs/{run.id}/ says for what", file=sys.stderr
         )
     for approval in pending:
-        said = " ".join(without_controls(approval.summary or approval.title).split())
+        said = plain(approval.summary or approval.title)
         print(
             f"kindgi: run {run.id} waits for approval {approval.id} "
             f"(a {approval.required_role}'s): {said}\n"

@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from kindgi.client.config import DEFAULT_URL, Settings, config_path, load_saved, resolve
+from kindgi.client.config import config_path, load_saved, resolve
 
-__all__ = ["DEFAULT_URL", "Settings", "config_path", "load_saved", "resolve", "save"]
+__all__ = ["load_saved", "resolve", "save"]
 
 
 def save(url: str, token: str) -> Path:

@@ -112,10 +112,6 @@ class Run(ApiModel):
     started_at: datetime | None
     finished_at: datetime | None
 
-    @property
-    def finished(self) -> bool:
-        return self.status in FINISHED
-
 
 class RunDetail(Run):
     """A run with its conversation (``messages``, for an agent's turn)."""
